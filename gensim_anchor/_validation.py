@@ -1,0 +1,53 @@
+"""Early, precise checks of user input (scikit-learn's habit): name the parameter, the allowed
+values and what was received."""
+import numbers
+
+import numpy as np
+
+
+def check_int(name, value, *, minimum=None, allow_none=False):
+    """An integer (not bool) >= minimum."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be an integer, got %r (%s)" % (name, value, type(value).__name__))
+    if minimum is not None and value < minimum:
+        raise ValueError("%s must be >= %d, got %d" % (name, minimum, value))
+    return int(value)
+
+
+def check_positive_float(name, value, *, allow_none=False):
+    """A finite float > 0."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be a positive number, got %r (%s)" % (name, value, type(value).__name__))
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError("%s must be a finite number > 0, got %r" % (name, value))
+    return float(value)
+
+
+def check_option(name, value, options):
+    """One of a fixed set of strings."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(repr(o) for o in options), value))
+    return value
+
+
+def num_terms_of(id2word):
+    """V implied by a gensim Dictionary, a plain {id: word} dict or a FakeDict."""
+    if id2word is None:
+        return None
+    if not hasattr(id2word, 'keys') or not hasattr(id2word, '__getitem__'):
+        raise TypeError("id2word must be a gensim Dictionary or a dict {word_id: word}, got %s"
+                        % type(id2word).__name__)
+    if type(id2word).__name__ == 'FakeDict':
+        return int(id2word.num_terms)
+    keys = list(id2word.keys())
+    if not keys:
+        return 0
+    if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in keys):
+        raise TypeError("id2word must map integer word ids to words; got keys such as %r "
+                        "(pass dictionary.id2token or the Dictionary itself, not token2id)"
+                        % (next(k for k in keys if not isinstance(k, numbers.Integral)),))
+    return 1 + int(max(keys))

@@ -1,0 +1,380 @@
+"""AnchorModel: the anchor-words topic model of Arora et al. (2013) with gensim's model API.
+
+`A Practical Algorithm for Topic Modeling with Provable Guarantees
+<https://proceedings.mlr.press/v28/arora13.html>`_, ICML 2013.
+
+Matrices (the paper's names):
+
+=========  ===========  ========================================================
+``Q``      V x V        word co-occurrence, sums to 1 (:mod:`.cooccurrence`)
+``Q_bar``  V x V        Q with rows normalised, p(w2 | w1)
+``A``      V x K        p(w | z), columns sum to 1; ``get_topics()`` is ``A.T``
+``R``      K x K        topic-topic co-occurrence, :math:`A^+ Q A^{+T}`
+``p_z``    K            p(z), the shape of the Dirichlet prior
+=========  ===========  ========================================================
+
+Algorithm: one pass over the corpus builds Q; FastAnchorWords finds one anchor word per topic
+in a random projection of Q-bar (:mod:`.anchors`); every word's p(z | w) is recovered as a
+convex combination of the anchor rows by exponentiated gradient, and Bayes' rule gives A
+(:mod:`.recovery`).
+
+Examples
+--------
+Train on a gensim corpus, look at the topics and their anchor words:
+
+.. sourcecode:: pycon
+
+    >>> from gensim.corpora import Dictionary
+    >>> from gensim.test.utils import common_texts
+    >>> from gensim_anchor import AnchorModel
+    >>> dictionary = Dictionary(common_texts)
+    >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
+    >>> model = AnchorModel(corpus, num_topics=2, id2word=dictionary, random_state=0)
+    >>> len(model.anchor_words), model.get_topics().shape
+    (2, (2, 12))
+
+Save and load (numpy state only; JAX is not needed to load):
+
+.. sourcecode:: pycon
+
+    >>> from gensim.test.utils import get_tmpfile
+    >>> fname = get_tmpfile("anchor.model")
+    >>> model.save(fname)
+    >>> loaded = AnchorModel.load(fname)
+    >>> bool((loaded.get_topics() == model.get_topics()).all())
+    True
+
+Add documents: Q is additive, so the model is re-solved on all documents seen so far:
+
+.. sourcecode:: pycon
+
+    >>> model.update(corpus)
+    >>> model.num_docs
+    18
+
+"""
+import logging
+import time
+
+import numpy as np
+from gensim import interfaces, matutils, utils
+from gensim.models import basemodel
+
+from . import _validation as check
+from .anchors import DEFAULT_PROJECTION_DIM, find_anchors, project_rows, resolve_min_df
+from .cooccurrence import Q_MODES, build_cooccurrence
+from .recovery import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, recover
+
+logger = logging.getLogger(__name__)
+
+#: Version of the saved format; bumped when saved attributes change meaning.
+FORMAT_VERSION = 1
+
+# LdaModel's constructor arguments that have no meaning for anchor words, with their defaults.
+_LDA_ONLY = dict(distributed=False, passes=1, update_every=1, decay=0.5, offset=1.0, eval_every=10,
+                 iterations=50, gamma_threshold=0.001, ns_conf=None, callbacks=None)
+
+
+def _is_default(value, default):
+    try:
+        return value is default or (type(value) is type(default) and bool(value == default))
+    except (TypeError, ValueError):
+        return False
+
+
+class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
+    """Anchor-words topic model (Arora et al. 2013), a drop-in for :class:`~gensim.models.LdaModel`.
+
+    Parameters
+    ----------
+    corpus : iterable of list of (int, number), optional
+        Bag-of-words documents, read once. If given, the model is trained at once.
+    num_topics : int
+        K, the number of topics (and of anchor words), >= 2.
+    id2word : {:class:`~gensim.corpora.Dictionary`, dict of (int, str)}, optional
+        Word ids to words. If None, V is the largest id in the corpus plus one.
+    chunksize : int
+        Documents per sparse chunk when reading the corpus.
+    minimum_probability, minimum_phi_value, per_word_topics, alpha, eta, dtype :
+        As for :class:`~gensim.models.LdaModel`; stored for document-topic inference.
+        ``dtype`` is the precision of the stored topics (the solvers run in float64).
+    random_state : {int, numpy.random.RandomState}, optional
+        Seed of the random projection. The same seed gives the same model.
+    distributed, passes, update_every, decay, offset, eval_every, iterations, gamma_threshold, ns_conf, callbacks :
+        LdaModel's arguments without a meaning for anchor words: accepted, logged and ignored.
+    loss : {'L2', 'KL', 'original'}
+        RecoverL2 (kernelised squared loss, fast), RecoverKL (KL divergence over whole rows of
+        Q-bar) or the original matrix-inversion Recover of Arora, Ge & Moitra (2012).
+    eps : float, optional
+        Duality-gap tolerance of the exponentiated-gradient solver (default 1e-7, as the authors).
+    max_iter : int
+        Iteration cap of the solver per word; words that hit it are counted in a WARNING.
+    anchor_min_df : {int, float}, optional
+        Anchor candidates must occur in at least this many documents (int) or this fraction of
+        documents (float); default ``min(100, ceil(0.05 * documents))``.
+    projection_dim : int, optional
+        Dimension of the random projection of Q-bar for anchor finding (default 1000); None or
+        a value >= V uses the exact rows.
+    cleanup : bool
+        Run the cleanup pass of FastAnchorWords.
+    q_mode : {'implicit', 'dense'}
+        Keep Q as the sparse scaled word-document matrix (memory O(nnz), default) or as a
+        dense V x V array.
+
+    Attributes
+    ----------
+    anchors : numpy.ndarray of int, shape (K,)
+        The anchor word id of each topic.
+    anchor_words : list of str
+    R : numpy.ndarray, shape (K, K)
+    p_z : numpy.ndarray, shape (K,)
+    num_docs : int
+        Documents with >= 2 tokens seen so far.
+    solver_n_iter, solver_gap, solver_converged : numpy.ndarray, shape (V,)
+        Per-word convergence of the exponentiated-gradient solver (None for 'original').
+
+    """
+
+    def __init__(self, corpus=None, num_topics=100, id2word=None, distributed=False, chunksize=2000,
+                 passes=1, update_every=1, alpha='symmetric', eta=None, decay=0.5, offset=1.0,
+                 eval_every=10, iterations=50, gamma_threshold=0.001, minimum_probability=0.01,
+                 random_state=None, ns_conf=None, minimum_phi_value=0.01, per_word_topics=False,
+                 callbacks=None, dtype=np.float32, *, loss='L2', eps=None, max_iter=DEFAULT_MAX_ITER,
+                 anchor_min_df=None, projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True,
+                 q_mode='implicit'):
+        self.num_topics = check.check_int('num_topics', num_topics, minimum=2)
+        self.id2word = id2word
+        self.num_terms = check.num_terms_of(id2word)
+        if corpus is None and id2word is None:
+            raise ValueError("at least one of corpus/id2word must be given, to establish the "
+                             "vocabulary size")
+        self.chunksize = check.check_int('chunksize', chunksize, minimum=1)
+        self.loss = check.check_option('loss', loss, LOSSES)
+        self.eps = check.check_positive_float('eps', eps, allow_none=True)
+        self.max_iter = check.check_int('max_iter', max_iter, minimum=1)
+        self.projection_dim = check.check_int('projection_dim', projection_dim, minimum=0,
+                                              allow_none=True)
+        self.q_mode = check.check_option('q_mode', q_mode, Q_MODES)
+        resolve_min_df(anchor_min_df, 1)  # type and range only; the count needs the corpus
+        self.anchor_min_df = anchor_min_df
+        self.cleanup = bool(cleanup)
+        self.minimum_probability = minimum_probability
+        self.minimum_phi_value = minimum_phi_value
+        self.per_word_topics = per_word_topics
+        self.alpha_arg, self.eta_arg = alpha, eta
+        self.dtype = np.dtype(dtype)
+        self.random_state = utils.get_random_state(random_state)
+        # One seed drawn up front: every fit of this model projects with the same matrix.
+        self._projection_seed = int(self.random_state.randint(2 ** 31 - 1))
+        given = {k: v for k, v in dict(
+            distributed=distributed, passes=passes, update_every=update_every, decay=decay,
+            offset=offset, eval_every=eval_every, iterations=iterations,
+            gamma_threshold=gamma_threshold, ns_conf=ns_conf, callbacks=callbacks).items()
+            if not _is_default(v, _LDA_ONLY[k])}
+        if given:
+            logger.info("ignoring LdaModel arguments without meaning for anchor words: %s",
+                        ", ".join("%s=%r" % kv for kv in sorted(given.items())))
+        self.format_version = FORMAT_VERSION
+        self.num_docs = 0
+        self.anchors = None
+        self.topics = None
+        self.R = self.p_z = None
+        self.solver_n_iter = self.solver_gap = self.solver_converged = None
+        self.timings = {}
+        self._cooccurrence = None
+        if corpus is not None:
+            self.update(corpus)
+
+    def __str__(self):
+        return "%s<num_terms=%s, num_topics=%s, loss=%s, num_docs=%s>" % (
+            self.__class__.__name__, self.num_terms, self.num_topics, self.loss, self.num_docs)
+
+    # ------------------------------------------------------------------------------------------
+    # Training
+    # ------------------------------------------------------------------------------------------
+
+    def update(self, corpus, chunksize=None):
+        """Add documents and re-solve on everything seen so far.
+
+        Q is a sum over documents, so training on part of a corpus and updating with the rest
+        gives the same model as training on all of it at once.
+
+        Parameters
+        ----------
+        corpus : iterable of list of (int, number)
+            Bag-of-words documents, read once.
+        chunksize : int, optional
+            Documents per chunk (default: the constructor's).
+
+        """
+        chunksize = self.chunksize if chunksize is None else check.check_int('chunksize', chunksize,
+                                                                              minimum=1)
+        if self._cooccurrence is None and self.num_docs:
+            raise RuntimeError(
+                "this model was saved without its co-occurrence statistics, so new documents "
+                "cannot be added to the old ones; save it with save_cooccurrence=True to update "
+                "it after loading")
+        start = time.perf_counter()
+        cooc = build_cooccurrence(corpus, self.num_terms, mode=self.q_mode, chunksize=chunksize)
+        if self.num_terms is None:
+            self.num_terms = cooc.num_terms
+            self.id2word = utils.FakeDict(self.num_terms)
+        if self._cooccurrence is not None:
+            cooc = self._cooccurrence.merge(cooc)
+        self.timings = {'cooccurrence': time.perf_counter() - start}
+        self._fit(cooc)
+        self._cooccurrence = cooc
+        self.add_lifecycle_event(
+            "created" if self.num_docs == cooc.num_docs else "updated",
+            msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
+
+    def _fit(self, cooc):
+        K, V = self.num_topics, cooc.num_terms
+        if K > V:
+            raise ValueError("num_topics=%d is larger than the vocabulary (%d words)" % (K, V))
+        p_w = cooc.row_sums()
+        min_df = resolve_min_df(self.anchor_min_df, cooc.num_docs)
+        candidates = np.flatnonzero((cooc.doc_freq >= min_df) & (p_w > 0))
+        if len(candidates) < K:
+            raise ValueError(
+                "only %d words occur in at least anchor_min_df=%d documents (and in a document of "
+                "two or more tokens), fewer than num_topics=%d: lower anchor_min_df or num_topics"
+                % (len(candidates), min_df, K))
+
+        start = time.perf_counter()
+        Y = project_rows(cooc, p_w, candidates, self.projection_dim, self._projection_seed)
+        found = find_anchors(Y, K, cleanup=self.cleanup)
+        anchors = candidates[found.indices]
+        self.timings['anchors'] = time.perf_counter() - start
+        logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
+                    "cleanup replaced %d, in %.2fs", K, len(candidates), min_df, Y.shape[1],
+                    found.num_replaced, self.timings['anchors'])
+
+        start = time.perf_counter()
+        rec = recover(cooc, anchors, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w)
+        self.timings['recovery'] = time.perf_counter() - start
+
+        topics = rec.A.T.astype(self.dtype)
+        self.topics = topics / topics.sum(axis=1, keepdims=True, dtype=np.float64).astype(self.dtype)
+        self.anchors = anchors
+        self.R, self.p_z = rec.R, rec.p_z
+        if rec.solver is not None:
+            self.solver_n_iter, self.solver_gap, self.solver_converged = rec.solver[1:]
+        else:
+            self.solver_n_iter = self.solver_gap = self.solver_converged = None
+        self.num_docs = cooc.num_docs
+        logger.info("%s: co-occurrence %.2fs, anchors %.2fs, recovery %.2fs", self,
+                    self.timings['cooccurrence'], self.timings['anchors'], self.timings['recovery'])
+
+    # ------------------------------------------------------------------------------------------
+    # Topics
+    # ------------------------------------------------------------------------------------------
+
+    @property
+    def A(self):
+        """p(w | z) as a (V, K) array, the paper's A."""
+        return self.get_topics().T
+
+    @property
+    def anchor_words(self):
+        """The anchor word of each topic, in topic order."""
+        self._check_trained()
+        return [self.id2word[int(i)] for i in self.anchors]
+
+    def _check_trained(self):
+        if self.topics is None:
+            raise RuntimeError("this AnchorModel has not been trained yet: pass a corpus to the "
+                               "constructor or call update(corpus)")
+
+    def get_topics(self):
+        """The topic-word matrix, shape (num_topics, num_terms); each row sums to 1."""
+        self._check_trained()
+        return self.topics
+
+    def get_topic_terms(self, topicid, topn=10):
+        """The ``topn`` most probable words of a topic as (word_id, probability) pairs."""
+        topic = self.get_topics()[topicid]
+        best = matutils.argsort(topic, topn, reverse=True)
+        return [(int(i), topic[i]) for i in best]
+
+    def show_topic(self, topicid, topn=10):
+        """The ``topn`` most probable words of a topic as (word, probability) pairs."""
+        return [(self.id2word[i], p) for i, p in self.get_topic_terms(topicid, topn)]
+
+    def show_topics(self, num_topics=10, num_words=10, log=False, formatted=True):
+        """A representation of the topics, as :meth:`LdaModel.show_topics`.
+
+        Parameters
+        ----------
+        num_topics : int
+            How many topics; -1 or >= K for all. Fewer are chosen from both ends of p(z) (the
+            largest and the smallest topics), as LdaModel does with alpha.
+        num_words : int
+            Words per topic.
+        log : bool
+            Also log each topic at INFO, with its anchor word.
+        formatted : bool
+            Strings like ``0.031*"word" + ...`` instead of (word, probability) lists.
+
+        Returns
+        -------
+        list of (int, str) or list of (int, list of (str, float))
+        """
+        self._check_trained()
+        if num_topics < 0 or num_topics >= self.num_topics:
+            chosen = range(self.num_topics)
+        else:
+            order = list(np.argsort(self.p_z, kind='stable'))
+            chosen = order[:num_topics // 2] + order[len(order) - (num_topics - num_topics // 2):]
+        shown = []
+        for i in chosen:
+            topic = self.show_topic(int(i), num_words)
+            if formatted:
+                topic = ' + '.join('%.3f*"%s"' % (p, w) for w, p in topic)
+            shown.append((int(i), topic))
+            if log:
+                logger.info("topic #%i (p(z)=%.3f, anchor %r): %s", i, self.p_z[i],
+                            self.id2word[int(self.anchors[i])], topic)
+        return shown
+
+    def __getitem__(self, bow, eps=None):
+        raise NotImplementedError(
+            "document-topic inference (model[bow]) is not available in this version of "
+            "AnchorModel; the topics are in get_topics()")
+
+    # ------------------------------------------------------------------------------------------
+    # Persistence
+    # ------------------------------------------------------------------------------------------
+
+    def save(self, fname, *args, save_cooccurrence=False, ignore=(), **kwargs):
+        """Save the model (numpy arrays only; large ones in separate files that can be mmap-ed).
+
+        Parameters
+        ----------
+        fname : str
+            Path; a ``.gz`` or ``.bz2`` suffix compresses.
+        save_cooccurrence : bool
+            Also save the co-occurrence statistics, so that a loaded model can be ``update``-d.
+            Off by default: they grow with the corpus.
+        ignore : iterable of str
+            Attributes not to save, as for :meth:`gensim.utils.SaveLoad.save`.
+        """
+        ignore = set([ignore] if isinstance(ignore, str) else ignore)
+        if not save_cooccurrence:
+            ignore.add('_cooccurrence')
+        super().save(fname, *args, ignore=frozenset(ignore), **kwargs)
+
+    @classmethod
+    def load(cls, fname, *args, **kwargs):
+        """Load a model saved with :meth:`save` (``mmap='r'`` maps the large arrays)."""
+        model = super().load(fname, *args, **kwargs)
+        if not isinstance(model, cls):
+            raise TypeError("%s holds a %s, not an %s" % (fname, type(model).__name__, cls.__name__))
+        version = getattr(model, 'format_version', None)
+        if version is None or version > FORMAT_VERSION:
+            raise ValueError("%s was saved in model format %s, which this version of gensim_anchor "
+                             "(format %d) cannot read; upgrade gensim_anchor"
+                             % (fname, version, FORMAT_VERSION))
+        if not hasattr(model, '_cooccurrence'):
+            model._cooccurrence = None
+        return model

@@ -1,0 +1,244 @@
+"""Stage 2 of the pipeline: FastAnchorWords (Arora et al. 2013, Algorithm 4).
+
+The rows of the row-normalised co-occurrence matrix :math:`\\bar Q` lie (in expectation) in the
+convex hull of the K anchor rows. FastAnchorWords
+
+1. projects the rows of :math:`\\bar Q` of the anchor *candidates* (words frequent enough for
+   their row to be well estimated) onto a random subspace of dimension d
+   (:func:`project_rows`);
+2. picks the point farthest from the origin, then K-1 times the point farthest from the span of
+   those chosen so far (greedy phase);
+3. **cleanup**: for i = 1..K, replaces the i-th anchor by the point farthest from the span of the
+   other K-1 (the step that the authors' code and the public ports leave out).
+
+:func:`find_anchors` runs steps 2-3 as one jitted JAX function. It keeps an orthonormal basis U
+of the span of the anchors, the coordinates C = Y U of every point in it and the residuals
+:math:`Y - C U^T`, updated by modified Gram-Schmidt; every cleanup step is then O(N d + N K^2)
+instead of a fresh O(N d K) projection. Distances come from explicit residuals, never from
+:math:`\\|y\\|^2 - \\|C\\|^2`, which would cancel.
+
+Examples
+--------
+.. sourcecode:: pycon
+
+    >>> import numpy as np
+    >>> from gensim_anchor.anchors import find_anchors
+    >>> vertices = np.eye(3)
+    >>> inside = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])
+    >>> result = find_anchors(np.vstack([inside, vertices]), num_topics=3)
+    >>> sorted(result.indices.tolist())
+    [2, 3, 4]
+
+"""
+import logging
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+#: Default projection dimension (the issue's and the authors' choice); none when V is smaller.
+DEFAULT_PROJECTION_DIM = 1000
+#: Default anchor_min_df: a word must occur in this many documents to be an anchor candidate
+#: (the authors' threshold), at most DEFAULT_MIN_DF_FRACTION of the documents on small corpora.
+DEFAULT_MIN_DF = 100
+DEFAULT_MIN_DF_FRACTION = 0.05
+
+
+class AnchorResult(NamedTuple):
+    """Outcome of :func:`find_anchors`.
+
+    Attributes
+    ----------
+    indices : numpy.ndarray, shape (K,), int64
+        Rows of the input chosen as anchors, in topic order.
+    distances : numpy.ndarray, shape (K,), float64
+        Distance of each anchor, when it was chosen, from the span of the anchors it was
+        measured against: the other K-1 in the cleanup pass, the previous ones in the greedy
+        phase (``cleanup=False``).
+    greedy_indices : numpy.ndarray, shape (K,), int64
+        The anchors chosen by the greedy phase, before cleanup.
+    num_replaced : int
+        How many anchors the cleanup pass replaced.
+
+    """
+    indices: np.ndarray
+    distances: np.ndarray
+    greedy_indices: np.ndarray
+    num_replaced: int
+
+
+def resolve_min_df(anchor_min_df, num_docs):
+    """The document-frequency threshold for anchor candidates, as a count of documents.
+
+    ``None`` means ``min(100, max(1, ceil(0.05 * num_docs)))``; an int is a count; a float in
+    (0, 1] is a fraction of the documents.
+    """
+    if anchor_min_df is None:
+        return min(DEFAULT_MIN_DF, max(1, math.ceil(DEFAULT_MIN_DF_FRACTION * num_docs)))
+    if isinstance(anchor_min_df, (bool, np.bool_)):
+        raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
+                        "(fraction of documents), got %r" % (anchor_min_df,))
+    if isinstance(anchor_min_df, (int, np.integer)):
+        if anchor_min_df < 0:
+            raise ValueError("anchor_min_df must be >= 0 documents, got %d" % anchor_min_df)
+        return int(anchor_min_df)
+    if isinstance(anchor_min_df, (float, np.floating)):
+        if not 0.0 < anchor_min_df <= 1.0:
+            raise ValueError("anchor_min_df as a float is a fraction of documents and must lie in "
+                             "(0, 1], got %r" % (anchor_min_df,))
+        return int(math.ceil(anchor_min_df * num_docs))
+    raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
+                    "(fraction of documents), got %r" % (anchor_min_df,))
+
+
+def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0):
+    """Random projection of the rows of Q-bar for the given words, without forming Q.
+
+    Parameters
+    ----------
+    cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
+        Statistics of Q.
+    p_w : numpy.ndarray, shape (V,)
+        Row sums of Q (all > 0 on ``rows``).
+    rows : numpy.ndarray of int, shape (N,)
+        Word ids to project (the anchor candidates).
+    projection_dim : int or None
+        d. ``None``, 0, or d >= V give the exact rows (no projection).
+    seed : int
+        Seed of the Gaussian projection matrix.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, d) or (N, V), float64
+
+    Notes
+    -----
+    :math:`\\bar Q_S P = \\mathrm{Diag}(1/p_S)(\\tilde H_S (\\tilde H^T P) - \\hat h_S P_S)/M` costs
+    O(nnz(H) d) in float32; the V x d Gaussian P is scaled by :math:`1/\\sqrt d` so that
+    distances are preserved in expectation (Johnson-Lindenstrauss).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    V = cooc.num_terms
+    if not projection_dim or projection_dim >= V:
+        return cooc.rows(rows) / p_w[rows, None]
+    rng = np.random.default_rng(seed)
+    P = rng.standard_normal((V, projection_dim), dtype=np.float32)
+    P *= np.float32(1.0 / math.sqrt(projection_dim))
+    if cooc.mode == 'dense':
+        QP = cooc.matmul(P, dtype=np.float32)[rows]
+    else:
+        H = cooc.H_tilde.astype(np.float32)
+        HP = H.T @ P
+        QP = H[rows] @ HP - cooc.h_hat[rows, None].astype(np.float32) * P[rows]
+        QP /= np.float32(cooc.num_docs)
+    return QP.astype(np.float64) / p_w[rows, None]
+
+
+def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
+    """Greedy farthest-from-span selection of K rows of Y, then the cleanup pass.
+
+    Parameters
+    ----------
+    Y : array_like, shape (N, d)
+        The points (projected rows of Q-bar).
+    num_topics : int
+        K.
+    candidates : array_like of bool, shape (N,), optional
+        Rows allowed as anchors (all by default).
+    cleanup : bool
+        Run the cleanup pass of Algorithm 4.
+
+    Returns
+    -------
+    AnchorResult
+
+    Raises
+    ------
+    ValueError
+        If fewer than K candidates exist, or the candidates span fewer than K dimensions (then
+        no K anchors are linearly independent and the topics would not be identifiable).
+
+    Notes
+    -----
+    Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
+    index. Only K is static under jit.
+
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    N = Y.shape[0]
+    mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    if int(mask.sum()) < num_topics:
+        raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics))
+    with jax.enable_x64(True):
+        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), num_topics, cleanup)
+        S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
+                           bool(ok))
+    if not ok:
+        raise ValueError(
+            "the anchor candidates span fewer than %d linearly independent directions, so %d "
+            "topics cannot be told apart; lower num_topics or admit more candidates "
+            "(anchor_min_df)" % (num_topics, num_topics))
+    return AnchorResult(S, dist, S0, int(np.sum(S != S0)))
+
+
+def _householder_to_last(q):
+    """Symmetric orthogonal H with H q = e_last (q a unit vector)."""
+    K = q.shape[0]
+    v = q - jnp.zeros(K, q.dtype).at[-1].set(1.0)
+    vv = v @ v
+    safe = jnp.where(vv > 1e-30, vv, 1.0)
+    return jnp.eye(K, dtype=q.dtype) - jnp.where(vv > 1e-30, 2.0 / safe, 0.0) * jnp.outer(v, v)
+
+
+def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
+    N, d = Y.shape
+    K = num_topics
+    penalty = jnp.where(mask, 0.0, -jnp.inf)
+    scale = jnp.max(jnp.sum(Y * Y, axis=1))
+    tiny = 1e-24 * scale  # a squared residual this small is rounding, not a new direction
+
+    def greedy(k, carry):
+        Xr, U, C, S, dist = carry
+        r2 = jnp.sum(Xr * Xr, axis=1) + penalty
+        j = jnp.argmax(r2)
+        nrm = jnp.sqrt(jnp.maximum(r2[j], 0.0))
+        u = Xr[j] / jnp.where(nrm > 0, nrm, 1.0)
+        c = Xr @ u  # = Y @ u, since u is orthogonal to the current span
+        Xr = Xr - jnp.outer(c, u)
+        return Xr, U.at[:, k].set(u), C.at[:, k].set(c), S.at[k].set(j.astype(S.dtype)), dist.at[k].set(nrm)
+
+    init = (Y, jnp.zeros((d, K), Y.dtype), jnp.zeros((N, K), Y.dtype),
+            jnp.zeros(K, jnp.int32), jnp.zeros(K, Y.dtype))
+    Xr, U, C, S, dist = jax.lax.fori_loop(0, K, greedy, init)
+    greedy_S = S
+    ok = jnp.min(dist) ** 2 > tiny
+
+    def clean(i, carry):
+        Xr, U, C, S, dist = carry
+        G = C[S].T  # coordinates of the anchors in the basis U (K x K)
+        a = jnp.linalg.solve(G.T, jnp.zeros(K, Y.dtype).at[i].set(1.0))
+        q = a / jnp.linalg.norm(a)  # direction of span(S) orthogonal to every anchor but i
+        t = C @ q
+        score = jnp.sum(Xr * Xr, axis=1) + t * t + penalty
+        j = jnp.argmax(score)
+        H = _householder_to_last(q)
+        U, C = U @ H, C @ H  # last basis vector is now u_i = U q, with coordinates t
+        u_i = U[:, -1]
+        xr = Xr[j]
+        nrm = jnp.sqrt(jnp.maximum(score[j], 0.0))
+        u_new = (t[j] * u_i + xr) / nrm
+        c_new = (t * t[j] + Xr @ xr) / nrm
+        Xr = Xr + jnp.outer(t, u_i) - jnp.outer(c_new, u_new)
+        return Xr, U.at[:, -1].set(u_new), C.at[:, -1].set(c_new), S.at[i].set(j.astype(S.dtype)), dist.at[i].set(nrm)
+
+    if cleanup:
+        Xr, U, C, S, dist = jax.lax.cond(
+            ok, lambda c: jax.lax.fori_loop(0, K, clean, c), lambda c: c, (Xr, U, C, S, dist))
+    return S, dist, greedy_S, ok
+
+
+_fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnums=(2, 3))

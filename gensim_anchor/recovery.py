@@ -1,0 +1,451 @@
+"""Stage 3 of the pipeline: recover A (word-topic) and R (topic-topic) from Q and the anchors.
+
+For every word i, RecoverKL and RecoverL2 (Arora et al. 2013, Algorithm 3 and section 4) find
+the convex weights :math:`C_i = p(z \\mid w=i)` that best reconstruct row i of
+:math:`\\bar Q` from the anchor rows :math:`\\bar Q_S`:
+
+.. math::
+
+    C_i = \\arg\\min_{x \\in \\Delta_K} d(\\bar Q_i, x^T \\bar Q_S),
+
+with :math:`d` the KL divergence (``'KL'``) or the squared Euclidean distance (``'L2'``).
+Bayes' rule then gives :math:`A_{ik} \\propto C_{ik}\\, p(w=i)` (columns normalised; the
+normalisers are :math:`p(z)`) and :math:`R = A^+ Q A^{+T}`.
+
+The L2 objective is *kernelised*: :math:`\\|\\bar Q_i - x^T\\bar Q_S\\|^2 = \\|\\bar Q_i\\|^2
+- 2x^T(\\bar Q_S \\bar Q_i^T) + x^T(\\bar Q_S\\bar Q_S^T)x`, so each word needs only the K x K
+matrix :math:`\\bar Q_S\\bar Q_S^T` and its K-vector; all V problems are solved at once by one
+``vmap`` of the exponentiated-gradient solver :func:`eg_solve`. The kernelised objective
+subtracts numbers of nearly equal size, so all solvers run in float64 (``jax.enable_x64``,
+scoped to the call).
+
+``'original'`` is the Recover of Arora, Ge and Moitra (2012): solve
+:math:`Q_{S,S} z = Q_S 1`, :math:`A^T = (Q_{S,S}\\mathrm{Diag}(z))^{-1}Q_S`,
+:math:`R = \\mathrm{Diag}(z) Q_{S,S} \\mathrm{Diag}(z)`, then project each column of A onto the
+simplex.
+
+Examples
+--------
+.. sourcecode:: pycon
+
+    >>> import numpy as np
+    >>> from gensim_anchor.recovery import eg_solve_l2
+    >>> XX = np.array([[1.0, 0.2], [0.2, 1.0]])
+    >>> target = 0.3 * XX[0] + 0.7 * XX[1]  # the kernel row of a word that mixes the anchors
+    >>> result = eg_solve_l2(XX, target[None, :], eps=1e-14)
+    >>> np.round(result.weights, 6).tolist(), bool(result.converged[0])
+    ([[0.3, 0.7]], True)
+
+"""
+import functools
+import logging
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+LOSSES = ('L2', 'KL', 'original')
+#: Default tolerance of the duality-gap test lambda^T x < eps, per loss.
+DEFAULT_EPS = {'L2': 1e-7, 'KL': 1e-7}
+DEFAULT_MAX_ITER = 1000
+_ARMIJO_C1 = 1e-4
+_NUM_TRIALS = 2
+# Width of the lane pool of the batched EG solver.
+_L2_LANES = 512
+_KL_LANES = 128
+# A KL block holds at most this many entries of Q-bar (block_rows x V), 64 MB in float64.
+_KL_BLOCK_ENTRIES = 1 << 23
+
+
+class RecoverResult(NamedTuple):
+    """Per-word outcome of the exponentiated-gradient solver.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray, shape (V, K)
+        :math:`C = p(z \\mid w)`, rows on the simplex.
+    n_iter : numpy.ndarray, shape (V,), int
+        EG iterations each word took.
+    gap : numpy.ndarray, shape (V,)
+        Final duality gap :math:`\\lambda^T x` (an upper bound on the suboptimality).
+    converged : numpy.ndarray, shape (V,), bool
+        ``gap < eps`` was reached before ``max_iter``.
+
+    """
+    weights: np.ndarray
+    n_iter: np.ndarray
+    gap: np.ndarray
+    converged: np.ndarray
+
+
+class Recovery(NamedTuple):
+    """A, R and p(z) recovered from Q.
+
+    Attributes
+    ----------
+    A : numpy.ndarray, shape (V, K)
+        p(w | z): columns sum to 1.
+    R : numpy.ndarray, shape (K, K)
+        Topic-topic co-occurrence, :math:`A^+ Q A^{+T}`.
+    p_z : numpy.ndarray, shape (K,)
+        p(z), sums to 1: the shape of the Dirichlet prior.
+    solver : RecoverResult or None
+        Per-word convergence of EG (None for ``'original'``).
+
+    """
+    A: np.ndarray
+    R: np.ndarray
+    p_z: np.ndarray
+    solver: object = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Exponentiated gradient on the simplex (Kivinen & Warmuth 1997; supplementary Algorithm 5).
+# ----------------------------------------------------------------------------------------------
+
+class EGState(NamedTuple):
+    """State of one exponentiated-gradient problem (batched: every field gains a lane axis)."""
+    x: jax.Array        # (K,) current point on the simplex
+    f: jax.Array        # objective at x
+    g: jax.Array        # (K,) gradient at x
+    eta: jax.Array      # last accepted step size
+    n_iter: jax.Array   # iterations taken
+    gap: jax.Array      # duality gap lambda^T x at x
+    stalled: jax.Array  # no decrease even for tiny steps (float64 precision reached)
+    eta0: jax.Array     # initial step size, the scale for ``stalled``
+
+
+def _gap(x, g):
+    return jnp.dot(x, g - jnp.min(g))
+
+
+def eg_init(value_and_grad, data, num_topics):
+    """EG state at the centre of the simplex for one problem with data ``data``."""
+    x0 = jnp.full(num_topics, 1.0 / num_topics, dtype=jnp.result_type(float))
+    f0, g0 = value_and_grad(data, x0)
+    spread = jnp.max(g0) - jnp.min(g0)
+    eta0 = 1.0 / jnp.where(spread > 0, spread, 1.0)
+    return EGState(x0, f0, g0, eta0, jnp.array(0), _gap(x0, g0), jnp.array(False), eta0)
+
+
+def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS):
+    """One EG iteration with an Armijo line search over a ladder of step sizes.
+
+    Step: :math:`x^+(\\eta) = x e^{-\\eta (g - \\min g)} / Z` (the shift keeps every exponent
+    <= 0, so nothing overflows). The trial steps :math:`\\eta_j = 2^{1-j}\\eta_{prev}`,
+    j = 0..num_trials-1, are evaluated together (one batched matrix product, no inner loop,
+    which under ``vmap`` would run every lane as long as the slowest) and the largest one that
+    satisfies the Armijo condition :math:`f(x^+) \\le f(x) + c_1 g^T(x^+ - x)` (c_1 = 1e-4)
+    is taken. Trying twice the last accepted step first lets the step grow back to the
+    curvature (Wolfe) scale. If no trial decreases f, x is kept and the next ladder starts
+    :math:`2^{-\\text{num\\_trials}}` lower, so f never increases; once even a step of
+    :math:`10^{-30}` relative to the first fails, the problem is ``stalled`` (solved to float64
+    precision).
+    """
+    x, f, g = state.x, state.f, state.g
+    shifted = g - jnp.min(g)
+    etas = state.eta * 2.0 ** (1 - jnp.arange(num_trials))
+    xs = x * jnp.exp(-etas[:, None] * shifted)
+    xs = xs / jnp.sum(xs, axis=1, keepdims=True)
+    fs, gs = jax.vmap(functools.partial(value_and_grad, data))(xs)
+    ok = (fs <= f + _ARMIJO_C1 * ((xs - x) @ g)) & jnp.isfinite(fs)
+    j = jnp.argmax(ok)
+    moved = ok[j]
+    x = jnp.where(moved, xs[j], x)
+    g = jnp.where(moved, gs[j], g)
+    eta = jnp.where(moved, etas[j], state.eta * 2.0 ** -num_trials)
+    return EGState(x, jnp.where(moved, fs[j], f), g, eta, state.n_iter + 1, _gap(x, g),
+                   eta < state.eta0 * 1e-30, state.eta0)
+
+
+def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes):
+    """Solve many simplex-constrained problems by exponentiated gradient (Algorithm 5).
+
+    Problem i is :math:`\\min_{x \\in \\Delta_K} f(x; \\text{params}, \\text{data}_i)`.
+    The EG iteration (:func:`eg_update`) is ``vmap``-ed over a fixed pool of ``lanes``
+    problems inside one ``lax.while_loop``; a lane whose problem has converged (duality gap
+    :math:`\\lambda^T x < \\epsilon`, with :math:`\\lambda = \\nabla f - \\min_k \\nabla f_k`), hit
+    ``max_iter`` or stalled writes its result and takes the next problem. The work is then
+    proportional to the total number of iterations, not to n times the slowest problem,
+    and one compiled function serves any n.
+
+    For convex f, :math:`f(x) - f^* \\le \\lambda^T x`: the stopping rule is the KKT /
+    duality-gap test of the paper's supplementary material.
+
+    Returns
+    -------
+    (x, n_iter, gap) : jax.Array, shapes (n, K), (n,), (n,)
+    """
+    n = data.shape[0]
+    vg = functools.partial(value_and_grad, params)
+    init = jax.vmap(lambda row: eg_init(vg, row, num_topics))
+    update = jax.vmap(lambda row, st: eg_update(vg, row, st))
+    first = jnp.minimum(jnp.arange(lanes), n)  # lane -> problem; n means "empty"
+    rows = data[jnp.minimum(first, n - 1)]
+    st = init(rows)
+    K = st.x.shape[1]
+    out_x = jnp.zeros((n + 1, K), st.x.dtype)
+    out_it = jnp.zeros(n + 1, st.n_iter.dtype)
+    out_gap = jnp.zeros(n + 1, st.gap.dtype)
+
+    def cond(c):
+        return jnp.any(c[0] < n)
+
+    def body(c):
+        word, rows, st, nxt, out_x, out_it, out_gap = c
+        st = update(rows, st)
+        active = word < n
+        done = active & ((st.gap < eps) | (st.n_iter >= max_iter) | st.stalled)
+        slot = jnp.where(done, word, n)  # row n collects the writes of lanes that go on
+        out_x = out_x.at[slot].set(st.x)
+        out_it = out_it.at[slot].set(st.n_iter)
+        out_gap = out_gap.at[slot].set(st.gap)
+        new_word = nxt + jnp.cumsum(done) - 1
+        new_word = jnp.where(new_word < n, new_word, n)
+        word = jnp.where(done, new_word, jnp.where(active, word, n))
+        refill = done & (word < n)
+
+        def load(args):
+            rows, st = args
+            fresh_rows = data[jnp.minimum(word, n - 1)]
+            fresh = init(fresh_rows)
+            pick = lambda a, b: jnp.where(refill.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+            return pick(fresh_rows, rows), jax.tree_util.tree_map(pick, fresh, st)
+
+        rows, st = jax.lax.cond(jnp.any(refill), load, lambda a: a, (rows, st))
+        return word, rows, st, nxt + jnp.sum(done), out_x, out_it, out_gap
+
+    carry = (first, rows, st, jnp.minimum(lanes, n), out_x, out_it, out_gap)
+    _, _, _, _, out_x, out_it, out_gap = jax.lax.while_loop(cond, body, carry)
+    return out_x[:n], out_it[:n], out_gap[:n]
+
+
+def _l2_value_and_grad(XX, xy, x):
+    XXx = XX @ x
+    return jnp.dot(x, XXx) - 2.0 * jnp.dot(xy, x), 2.0 * (XXx - xy)
+
+
+def _kl_value_and_grad(T, b, x):
+    # KL(b || x^T T) up to the constant sum b log b; only columns with b_j > 0 contribute.
+    p = x @ T
+    safe = jnp.where(b > 0, jnp.maximum(p, 1e-300), 1.0)
+    ratio = jnp.where(b > 0, b / safe, 0.0)
+    return -jnp.sum(jnp.where(b > 0, b * jnp.log(safe), 0.0)), -(T @ ratio)
+
+
+@functools.partial(jax.jit, static_argnames=('lanes',))
+def _solve_l2(XX, XY, eps, max_iter, lanes):
+    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes)
+
+
+@functools.partial(jax.jit, static_argnames=('lanes',))
+def _solve_kl(T, B, eps, max_iter, lanes):
+    return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes)
+
+
+def _lanes(n, cap):
+    """Pool width: a power of two (few compiled shapes), at most ``cap``."""
+    return int(min(cap, 1 << max(0, int(n - 1).bit_length())))
+
+
+def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
+    """RecoverL2's problems for many words at once: min x^T XX x - 2 XY_i^T x on the simplex.
+
+    Parameters
+    ----------
+    XX : array_like, shape (K, K)
+        :math:`\\bar Q_S \\bar Q_S^T`.
+    XY : array_like, shape (n, K)
+        Row i is :math:`\\bar Q_S \\bar Q_i^T`.
+    eps, max_iter : float, int
+        See :func:`eg_solve`.
+
+    Returns
+    -------
+    RecoverResult
+    """
+    XY = np.asarray(XY, dtype=np.float64)
+    if XY.shape[0] == 0:
+        return _empty_result(np.shape(XX)[0])
+    with jax.enable_x64(True):
+        x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY), eps, max_iter,
+                               lanes=_lanes(XY.shape[0], _L2_LANES))
+        return _result(x, it, gap, eps)
+
+
+def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
+    """RecoverKL's problems for many words at once: min KL(B_i || x^T T) on the simplex.
+
+    Parameters
+    ----------
+    T : array_like, shape (K, V)
+        The anchor rows of Q-bar.
+    B : array_like, shape (n, V)
+        Rows of Q-bar to reconstruct.
+
+    Returns
+    -------
+    RecoverResult
+    """
+    B = np.asarray(B, dtype=np.float64)
+    if B.shape[0] == 0:
+        return _empty_result(np.shape(T)[0])
+    with jax.enable_x64(True):
+        x, it, gap = _solve_kl(jnp.asarray(T, jnp.float64), jnp.asarray(B), eps, max_iter,
+                               lanes=_lanes(B.shape[0], _KL_LANES))
+        return _result(x, it, gap, eps)
+
+
+def _empty_result(K):
+    return RecoverResult(np.zeros((0, K)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool))
+
+
+def _result(x, it, gap, eps):
+    gap = np.asarray(gap)
+    return RecoverResult(np.asarray(x), np.asarray(it), gap, gap < eps)
+
+
+# ----------------------------------------------------------------------------------------------
+# The three recovery methods on a Cooccurrence.
+# ----------------------------------------------------------------------------------------------
+
+def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_w=None):
+    """Recover A, R and p(z) from co-occurrence statistics and anchor word ids.
+
+    Parameters
+    ----------
+    cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
+    anchors : array_like of int, shape (K,)
+        Anchor word ids, one per topic.
+    loss : {'L2', 'KL', 'original'}
+    eps : float, optional
+        Duality-gap tolerance (default per loss, :data:`DEFAULT_EPS`).
+    max_iter : int
+        EG iteration cap per word.
+    p_w : numpy.ndarray, optional
+        Row sums of Q, if already computed.
+
+    Returns
+    -------
+    Recovery
+
+    Notes
+    -----
+    Anchor words are pinned to their own topic (:math:`C_{s_k} = e_k`). Words that never occur
+    in a document of two or more tokens have p(w) = 0 and get probability 0 in every topic.
+    """
+    if loss not in LOSSES:
+        raise ValueError("loss must be one of %s, got %r" % (LOSSES, loss))
+    anchors = np.asarray(anchors, dtype=np.int64)
+    if p_w is None:
+        p_w = cooc.row_sums()
+    if loss == 'original':
+        return _recover_original(cooc, anchors)
+    eps = DEFAULT_EPS[loss] if eps is None else eps
+    start = time.perf_counter()
+    K = len(anchors)
+    Q_S_bar = cooc.rows(anchors) / p_w[anchors, None]
+    active = np.flatnonzero(p_w > 0)
+    active = active[~np.isin(active, anchors)]
+    if loss == 'L2':
+        XX = Q_S_bar @ Q_S_bar.T
+        XY = cooc.matmul(Q_S_bar.T)[active] / p_w[active, None]
+        solved = eg_solve_l2(XX, XY, eps, max_iter)
+    else:
+        solved = _recover_kl_blocks(cooc, p_w, Q_S_bar, active, eps, max_iter)
+    V = cooc.num_terms
+    C = np.zeros((V, K))
+    C[:] = 1.0 / K  # p(w) = 0 words: any point of the simplex; they vanish in A
+    C[active] = solved.weights
+    C[anchors] = np.eye(K)
+    n_iter = np.zeros(V, dtype=np.int64)
+    gap = np.zeros(V)
+    n_iter[active], gap[active] = solved.n_iter, solved.gap
+    converged = np.ones(V, dtype=bool)
+    converged[active] = solved.converged
+    solver = RecoverResult(C, n_iter, gap, converged)
+    A, p_z = _bayes(C, p_w)
+    R = _topic_cooccurrence(cooc, A)
+    capped = int((~converged).sum())
+    logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d EG iterations in %.2fs",
+                loss, len(active), K, eps, int(np.median(solved.n_iter)) if len(active) else 0,
+                int(solved.n_iter.max()) if len(active) else 0, time.perf_counter() - start)
+    if capped:
+        logger.warning("%d of %d words stopped before the duality gap fell below eps=%g "
+                       "(max_iter=%d or float64 precision); largest gap %.3g",
+                       capped, len(active), eps, max_iter, float(gap.max()))
+    return Recovery(A, R, p_z, solver)
+
+
+def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
+    """RecoverKL over blocks of whole Q-bar rows: form a block, solve it, discard it."""
+    V = cooc.num_terms
+    # Columns no anchor row reaches add a constant (+inf) to every x: drop them from the data.
+    dead = T.sum(axis=0) <= 0
+    block = int(max(1, min(len(active), _KL_BLOCK_ENTRIES // max(V, 1))))
+    parts = []
+    for lo in range(0, len(active), block):
+        words = active[lo:lo + block]
+        B = cooc.rows(words) / p_w[words, None]
+        B[:, dead] = 0.0
+        B = np.maximum(B, 0.0)  # the unbiased estimator can leave -0 after rounding
+        if len(words) < block:  # pad: one compiled shape for every block
+            B = np.vstack([B, np.zeros((block - len(words), V))])
+        res = eg_solve_kl(T, B, eps, max_iter)
+        parts.append(RecoverResult(*(a[:len(words)] for a in res)))
+    if not parts:
+        return _empty_result(T.shape[0])
+    return RecoverResult(*(np.concatenate(a) for a in zip(*parts)))
+
+
+def _bayes(C, p_w):
+    """A = column-normalised Diag(p_w) C, and p(z) = its column sums."""
+    A = C * p_w[:, None]
+    p_z = A.sum(axis=0)
+    if np.any(p_z <= 0):
+        raise ValueError("a topic received no probability mass (p(z) = 0); the anchors are "
+                         "degenerate: lower num_topics")
+    return A / p_z, p_z / p_z.sum()
+
+
+def _topic_cooccurrence(cooc, A):
+    """R = A^+ Q A^+T from thin products."""
+    A_pinv = np.linalg.pinv(A)
+    return A_pinv @ cooc.matmul(A_pinv.T)
+
+
+def project_simplex(Y, axis=0):
+    """Euclidean projection of each column (axis=0) of Y onto the probability simplex.
+
+    Duchi et al. (2008): sort, find the threshold, clip. Vectorised over columns.
+    """
+    Y = np.moveaxis(np.asarray(Y, dtype=np.float64), axis, -1)
+    U = -np.sort(-Y, axis=-1)
+    css = np.cumsum(U, axis=-1) - 1.0
+    idx = np.arange(1, Y.shape[-1] + 1)
+    rho = np.count_nonzero(U - css / idx > 0, axis=-1)
+    theta = np.take_along_axis(css, (rho - 1)[..., None], axis=-1) / rho[..., None]
+    return np.moveaxis(np.maximum(Y - theta, 0.0), -1, axis)
+
+
+def _recover_original(cooc, anchors):
+    """Recover (Arora, Ge & Moitra 2012) by matrix inversion, then projection to the simplex."""
+    start = time.perf_counter()
+    Q_S = cooc.rows(anchors)  # K x V
+    Q_SS = Q_S[:, anchors]
+    try:
+        z = np.linalg.solve(Q_SS, Q_S.sum(axis=1))
+        A_T = np.linalg.solve(Q_SS * z[None, :], Q_S)
+    except np.linalg.LinAlgError:
+        raise ValueError("Q restricted to the anchors is singular: the original Recover cannot "
+                         "invert it; use loss='L2' or 'KL'") from None
+    A = project_simplex(A_T.T, axis=0)
+    R = z[:, None] * Q_SS * z[None, :]
+    p_z = np.maximum(R.sum(axis=1), 0.0)
+    p_z = p_z / p_z.sum() if p_z.sum() > 0 else np.full(len(anchors), 1.0 / len(anchors))
+    logger.info("Recover (original): K=%d in %.2fs", len(anchors), time.perf_counter() - start)
+    return Recovery(A, R, p_z, None)
