@@ -51,3 +51,19 @@ def num_terms_of(id2word):
                         "(pass dictionary.id2token or the Dictionary itself, not token2id)"
                         % (next(k for k in keys if not isinstance(k, numbers.Integral)),))
     return 1 + int(max(keys))
+
+
+def check_min_df(value):
+    """anchor_min_df: None, an int >= 0 (documents) or a float in (0, 1] (fraction)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
+                        "(fraction of documents), got %r" % (value,))
+    if isinstance(value, numbers.Integral):
+        if value < 0:
+            raise ValueError("anchor_min_df must be >= 0 documents, got %d" % value)
+    elif not 0.0 < value <= 1.0:
+        raise ValueError("anchor_min_df as a float is a fraction of documents and must lie in "
+                         "(0, 1], got %r" % (value,))
+    return value

@@ -61,9 +61,8 @@ from gensim import interfaces, matutils, utils
 from gensim.models import basemodel
 
 from . import _validation as check
-from .anchors import DEFAULT_PROJECTION_DIM, find_anchors, project_rows, resolve_min_df
-from .cooccurrence import Q_MODES, build_cooccurrence
-from .recovery import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, recover
+from ._defaults import DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, LOSSES, Q_MODES
+from .cooccurrence import build_cooccurrence
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +72,19 @@ FORMAT_VERSION = 1
 # LdaModel's constructor arguments that have no meaning for anchor words, with their defaults.
 _LDA_ONLY = dict(distributed=False, passes=1, update_every=1, decay=0.5, offset=1.0, eval_every=10,
                  iterations=50, gamma_threshold=0.001, ns_conf=None, callbacks=None)
+
+
+def _as_distributions(rows, dtype):
+    """Rows cast to ``dtype`` that still sum to 1 to the precision of ``dtype``.
+
+    Casting to float32 leaves row sums off by up to ~1e-6; the residual, computed in float64, is
+    put on the largest entry of each row, where it is smallest relative to the value.
+    """
+    out = (rows / rows.sum(axis=1, keepdims=True)).astype(dtype)
+    residual = 1.0 - out.sum(axis=1, dtype=np.float64)
+    top = out.argmax(axis=1)
+    out[np.arange(len(out)), top] += residual.astype(dtype)
+    return out
 
 
 def _is_default(value, default):
@@ -155,7 +167,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.projection_dim = check.check_int('projection_dim', projection_dim, minimum=0,
                                               allow_none=True)
         self.q_mode = check.check_option('q_mode', q_mode, Q_MODES)
-        resolve_min_df(anchor_min_df, 1)  # type and range only; the count needs the corpus
+        check.check_min_df(anchor_min_df)
         self.anchor_min_df = anchor_min_df
         self.cleanup = bool(cleanup)
         self.minimum_probability = minimum_probability
@@ -229,6 +241,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
 
     def _fit(self, cooc):
+        # The JAX stages are imported here, not at module level: a saved model loads without JAX.
+        from .anchors import find_anchors, project_rows, resolve_min_df
+        from .recovery import recover
+
         K, V = self.num_topics, cooc.num_terms
         if K > V:
             raise ValueError("num_topics=%d is larger than the vocabulary (%d words)" % (K, V))
@@ -254,8 +270,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         rec = recover(cooc, anchors, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w)
         self.timings['recovery'] = time.perf_counter() - start
 
-        topics = rec.A.T.astype(self.dtype)
-        self.topics = topics / topics.sum(axis=1, keepdims=True, dtype=np.float64).astype(self.dtype)
+        self.topics = _as_distributions(rec.A.T, self.dtype)
         self.anchors = anchors
         self.R, self.p_z = rec.R, rec.p_z
         if rec.solver is not None:

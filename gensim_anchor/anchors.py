@@ -32,16 +32,18 @@ Examples
 """
 import logging
 import math
+import numbers
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._defaults import DEFAULT_PROJECTION_DIM
+from ._validation import check_min_df
+
 logger = logging.getLogger(__name__)
 
-#: Default projection dimension (the issue's and the authors' choice); none when V is smaller.
-DEFAULT_PROJECTION_DIM = 1000
 #: Default anchor_min_df: a word must occur in this many documents to be an anchor candidate
 #: (the authors' threshold), at most DEFAULT_MIN_DF_FRACTION of the documents on small corpora.
 DEFAULT_MIN_DF = 100
@@ -77,22 +79,12 @@ def resolve_min_df(anchor_min_df, num_docs):
     ``None`` means ``min(100, max(1, ceil(0.05 * num_docs)))``; an int is a count; a float in
     (0, 1] is a fraction of the documents.
     """
+    anchor_min_df = check_min_df(anchor_min_df)
     if anchor_min_df is None:
         return min(DEFAULT_MIN_DF, max(1, math.ceil(DEFAULT_MIN_DF_FRACTION * num_docs)))
-    if isinstance(anchor_min_df, (bool, np.bool_)):
-        raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
-                        "(fraction of documents), got %r" % (anchor_min_df,))
-    if isinstance(anchor_min_df, (int, np.integer)):
-        if anchor_min_df < 0:
-            raise ValueError("anchor_min_df must be >= 0 documents, got %d" % anchor_min_df)
+    if isinstance(anchor_min_df, numbers.Integral):
         return int(anchor_min_df)
-    if isinstance(anchor_min_df, (float, np.floating)):
-        if not 0.0 < anchor_min_df <= 1.0:
-            raise ValueError("anchor_min_df as a float is a fraction of documents and must lie in "
-                             "(0, 1], got %r" % (anchor_min_df,))
-        return int(math.ceil(anchor_min_df * num_docs))
-    raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
-                    "(fraction of documents), got %r" % (anchor_min_df,))
+    return int(math.ceil(anchor_min_df * num_docs))
 
 
 def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0):

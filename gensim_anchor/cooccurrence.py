@@ -44,9 +44,9 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-logger = logging.getLogger(__name__)
+from ._defaults import Q_MODES
 
-Q_MODES = ('implicit', 'dense')
+logger = logging.getLogger(__name__)
 
 
 class Cooccurrence(NamedTuple):

@@ -46,16 +46,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
+
 logger = logging.getLogger(__name__)
 
-LOSSES = ('L2', 'KL', 'original')
-#: Default tolerance of the duality-gap test lambda^T x < eps, per loss.
-DEFAULT_EPS = {'L2': 1e-7, 'KL': 1e-7}
-DEFAULT_MAX_ITER = 1000
 _ARMIJO_C1 = 1e-4
 _NUM_TRIALS = 2
 # Width of the lane pool of the batched EG solver.
-_L2_LANES = 512
+_L2_LANES = 256
 _KL_LANES = 128
 # A KL block holds at most this many entries of Q-bar (block_rows x V), 64 MB in float64.
 _KL_BLOCK_ENTRIES = 1 << 23
@@ -149,7 +147,11 @@ def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS):
     x, f, g = state.x, state.f, state.g
     shifted = g - jnp.min(g)
     etas = state.eta * 2.0 ** (1 - jnp.arange(num_trials))
-    xs = x * jnp.exp(-etas[:, None] * shifted)
+    # One exp for the whole ladder: exp(-2^j eta_min s) is the j-th square of exp(-eta_min s).
+    factors = [jnp.exp(-etas[-1] * shifted)]
+    for _ in range(num_trials - 1):
+        factors.append(factors[-1] * factors[-1])
+    xs = x * jnp.stack(factors[::-1])
     xs = xs / jnp.sum(xs, axis=1, keepdims=True)
     fs, gs = jax.vmap(functools.partial(value_and_grad, data))(xs)
     ok = (fs <= f + _ARMIJO_C1 * ((xs - x) @ g)) & jnp.isfinite(fs)
@@ -413,9 +415,14 @@ def _bayes(C, p_w):
 
 
 def _topic_cooccurrence(cooc, A):
-    """R = A^+ Q A^+T from thin products."""
-    A_pinv = np.linalg.pinv(A)
-    return A_pinv @ cooc.matmul(A_pinv.T)
+    """R = A^+ Q A^+T from thin products.
+
+    With G = A^T A (K x K), A^+ = G^+ A^T, so R = G^+ (A^T (Q A)) G^+: one thin product with Q
+    and K x K algebra, instead of the SVD of the V x K matrix A.
+    """
+    G_pinv = np.linalg.pinv(A.T @ A, hermitian=True)
+    R = G_pinv @ (A.T @ cooc.matmul(A)) @ G_pinv
+    return (R + R.T) / 2
 
 
 def project_simplex(Y, axis=0):

@@ -1,0 +1,126 @@
+"""Shared fixtures and helpers: synthetic separable topic models, LDA corpora, topic matching,
+and the location of the shared real-data directory."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+#: ../shared/data relative to the repository root; tests that need it skip when it is absent.
+DATA_DIR = Path(__file__).resolve().parents[2] / 'shared' / 'data'
+
+
+@pytest.fixture(scope='session')
+def data_dir():
+    """The shared real-data directory, or a skip when this checkout does not have it."""
+    if not DATA_DIR.is_dir():
+        pytest.skip("shared data directory %s is absent" % DATA_DIR)
+    return DATA_DIR
+
+
+@pytest.fixture(scope='session')
+def kos_corpus(data_dir):
+    """The UCI KOS corpus as a list of bag-of-words documents (3,430 documents, 6,906 terms)."""
+    docword = data_dir / 'uci_kos' / 'docword.kos.txt.gz'
+    vocab = data_dir / 'uci_kos' / 'vocab.kos.txt.gz'
+    if not (docword.is_file() and vocab.is_file()):
+        pytest.skip("KOS files are absent from %s" % data_dir)
+    from gensim.corpora import UciCorpus
+    return list(UciCorpus(str(docword), str(vocab)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Synthetic separable topic models
+# ----------------------------------------------------------------------------------------------
+
+def separable_topics(rng, num_terms, num_topics, *, anchors_per_topic=1, anchor_mass=0.1, beta=1.0):
+    """A separable word-topic matrix A (V x K): columns sum to 1.
+
+    Topic k owns ``anchors_per_topic`` anchor words that have probability only in topic k
+    (together ``anchor_mass``); every other word has positive probability in every topic,
+    drawn from Dirichlet(beta), so that no non-anchor row of Q-bar is a vertex.
+
+    Returns
+    -------
+    A : numpy.ndarray, shape (V, K)
+    anchors : numpy.ndarray of int, shape (K, anchors_per_topic)
+        The anchor words of each topic.
+    """
+    V, K = num_terms, num_topics
+    perm = rng.permutation(V)
+    anchors = perm[:K * anchors_per_topic].reshape(K, anchors_per_topic)
+    rest = perm[K * anchors_per_topic:]
+    A = np.zeros((V, K))
+    for k in range(K):
+        A[anchors[k], k] = anchor_mass / anchors_per_topic
+        A[rest, k] = (1.0 - anchor_mass) * rng.dirichlet(np.full(len(rest), beta))
+    return A, anchors
+
+
+def dirichlet_second_moment(alpha):
+    """E[W W^T] for W ~ Dirichlet(alpha): (Diag(alpha) + alpha alpha^T) / (a0 (a0 + 1))."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    a0 = alpha.sum()
+    return (np.diag(alpha) + np.outer(alpha, alpha)) / (a0 * (a0 + 1.0))
+
+
+def exact_cooccurrence(Q):
+    """A dense-mode Cooccurrence whose ``to_dense()`` is exactly Q (num_docs = 1)."""
+    from gensim_anchor.cooccurrence import Cooccurrence
+    V = Q.shape[0]
+    return Cooccurrence(num_terms=V, num_docs=1, num_short=0, num_tokens=0,
+                        doc_freq=np.full(V, 10 ** 6, dtype=np.int64), term_counts=Q.sum(axis=1),
+                        h_hat=np.zeros(V), Q_sum=np.array(Q, dtype=np.float64))
+
+
+def lda_corpus(rng, A, alpha, num_docs, doc_length, chunk=5000):
+    """Bag-of-words documents drawn from LDA with topics A (V x K) and a Dirichlet(alpha) prior.
+
+    Counts are drawn vectorised (one multinomial per document, a chunk of documents at a time).
+    Ids and counts are Python ints, as a gensim ``doc2bow`` gives.
+    """
+    V, K = A.shape
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (K,))
+    docs = []
+    for lo in range(0, num_docs, chunk):
+        n = min(chunk, num_docs - lo)
+        theta = rng.dirichlet(alpha, size=n)
+        P = theta @ A.T
+        P /= P.sum(axis=1, keepdims=True)
+        counts = rng.multinomial(doc_length, P)
+        rows, cols = np.nonzero(counts)
+        split = np.cumsum(np.bincount(rows, minlength=n))[:-1]
+        for ids, cs in zip(np.split(cols, split), np.split(counts[rows, cols], split)):
+            docs.append(list(zip(ids.tolist(), cs.tolist())))
+    return docs
+
+
+def random_corpus(rng, num_docs, num_terms, *, max_len=12, max_count=3, short_fraction=0.0):
+    """Small random bag-of-words corpus: distinct ids per document, integer counts as floats
+    (as gensim readers give); about ``short_fraction`` of the documents are empty or 1 token."""
+    docs = []
+    for _ in range(num_docs):
+        if rng.random() < short_fraction:
+            docs.append([] if rng.random() < 0.5 else [(int(rng.integers(num_terms)), 1.0)])
+            continue
+        n = int(rng.integers(1, max_len + 1))
+        ids = np.sort(rng.choice(num_terms, size=min(n, num_terms), replace=False))
+        docs.append([(int(i), float(rng.integers(1, max_count + 1))) for i in ids])
+    return docs
+
+
+def matched_l1(A_true, A_est):
+    """Per-topic L1 distance between the columns of A_true and A_est after the optimal
+    one-to-one matching of topics (Hungarian algorithm on the pairwise L1 distances).
+
+    Returns
+    -------
+    errors : numpy.ndarray, shape (K,)
+        errors[k] = ||A_true[:, k] - A_est[:, perm[k]]||_1.
+    perm : numpy.ndarray of int, shape (K,)
+    """
+    cost = np.abs(A_true[:, :, None] - A_est[:, None, :]).sum(axis=0)
+    rows, cols = linear_sum_assignment(cost)
+    perm = np.empty(A_true.shape[1], dtype=np.int64)
+    perm[rows] = cols
+    return cost[rows, cols], perm

@@ -1,0 +1,318 @@
+"""AnchorModel: gensim's model contract, persistence, update, logging and input checks."""
+import logging
+import unittest
+
+import numpy as np
+import pytest
+from gensim.corpora import Dictionary
+from gensim.models import CoherenceModel
+from gensim.parsing.preprocessing import STOPWORDS
+from gensim.test import basetmtests
+from gensim.test.utils import common_texts, datapath
+from gensim.utils import FakeDict, simple_preprocess
+
+from gensim_anchor import AnchorModel
+from gensim_anchor.anchormodel import FORMAT_VERSION
+from gensim_anchor.cooccurrence import build_cooccurrence
+
+
+def lee_corpus():
+    with open(datapath('lee_background.cor'), encoding='utf-8') as f:
+        texts = [[t for t in simple_preprocess(line) if t not in STOPWORDS] for line in f]
+    dictionary = Dictionary(texts)
+    dictionary.filter_extremes(no_below=3, no_above=0.5, keep_n=None)
+    return dictionary, [dictionary.doc2bow(t) for t in texts]
+
+
+@pytest.fixture(scope='module')
+def lee():
+    return lee_corpus()
+
+
+@pytest.fixture(scope='module')
+def lee_model(lee):
+    dictionary, corpus = lee
+    return AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=1)
+
+
+class TestAnchorModelContract(unittest.TestCase, basetmtests.TestBaseTopicModel):
+    """gensim's own topic-model test mixin, as test_nmf.py uses it."""
+
+    def setUp(self):
+        dictionary, corpus = lee_corpus()
+        self.model = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0)
+
+
+def test_is_a_gensim_transformation(lee_model):
+    from gensim import interfaces, utils
+    from gensim.models import basemodel
+    assert isinstance(lee_model, interfaces.TransformationABC)
+    assert isinstance(lee_model, basemodel.BaseTopicModel)
+    assert isinstance(lee_model, utils.SaveLoad)
+
+
+def test_topics_are_distributions_and_anchors_lead_them(lee_model, lee):
+    dictionary, _ = lee
+    topics = lee_model.get_topics()
+    assert topics.shape == (8, len(dictionary))
+    assert topics.dtype == np.float32  # LdaModel's default dtype
+    np.testing.assert_allclose(topics.sum(axis=1), 1.0, atol=1e-6)
+    assert (topics >= 0).all()
+    assert len(set(lee_model.anchors.tolist())) == 8
+    assert lee_model.anchor_words == [dictionary[int(i)] for i in lee_model.anchors]
+    # an anchor occurs only in its own topic (it is pinned there by recovery)
+    for k, a in enumerate(lee_model.anchors):
+        others = np.delete(topics[:, a], k)
+        assert topics[k, a] > 0 and np.all(others == 0)
+    np.testing.assert_allclose(lee_model.A, topics.T)
+    np.testing.assert_allclose(lee_model.p_z.sum(), 1.0)
+    assert lee_model.R.shape == (8, 8)
+    np.testing.assert_allclose(lee_model.R, lee_model.R.T, atol=1e-12)
+
+
+def test_topic_terms_match_topics(lee_model):
+    topics = lee_model.get_topics()
+    terms = lee_model.get_topic_terms(3, topn=7)
+    ids = [i for i, _ in terms]
+    assert ids == list(np.argsort(-topics[3], kind='stable')[:7]) or \
+        sorted(topics[3][ids]) == sorted(np.sort(topics[3])[-7:])
+    probs = [p for _, p in terms]
+    assert probs == sorted(probs, reverse=True)
+    shown = lee_model.show_topic(3, topn=7)
+    assert [w for w, _ in shown] == [lee_model.id2word[i] for i in ids]
+    formatted = dict(lee_model.show_topics(num_topics=-1, num_words=7))
+    assert set(formatted) == set(range(8))
+    assert all(('"%s"' % w) in formatted[3] for w, _ in shown)
+    # a subset is taken from both ends of p(z), as LdaModel does with alpha
+    chosen = [k for k, _ in lee_model.show_topics(num_topics=4)]
+    order = list(np.argsort(lee_model.p_z, kind='stable'))
+    assert sorted(chosen) == sorted(order[:2] + order[-2:])
+
+
+def test_print_topics_logs_anchor_words(lee_model, caplog):
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        lee_model.print_topics(num_topics=-1)
+    anchored = [r.getMessage() for r in caplog.records if 'anchor' in r.getMessage()]
+    assert len(anchored) == 8
+    assert all(repr(w) in m for w, m in zip(lee_model.anchor_words, anchored))
+
+
+def test_str_and_stage_logging(lee, caplog):
+    dictionary, corpus = lee
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        model = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0, passes=10,
+                            iterations=400)
+    text = caplog.text
+    assert str(model) == "AnchorModel<num_terms=%d, num_topics=4, loss=L2, num_docs=%d>" % (
+        len(dictionary), model.num_docs)
+    for stage in ('co-occurrence', 'FastAnchorWords', 'RecoverL2'):
+        assert stage in text
+    assert 'passes=10' in text and 'iterations=400' in text  # ignored LdaModel arguments
+    assert set(model.timings) == {'cooccurrence', 'anchors', 'recovery'}
+    assert all(t > 0 for t in model.timings.values())
+
+
+def test_same_seed_same_model_and_different_seed_runs(lee):
+    dictionary, corpus = lee
+    a = AnchorModel(corpus, num_topics=6, id2word=dictionary, random_state=3)
+    b = AnchorModel(iter(corpus), num_topics=6, id2word=dictionary, random_state=3)
+    np.testing.assert_array_equal(a.anchors, b.anchors)
+    np.testing.assert_array_equal(a.get_topics(), b.get_topics())
+    c = AnchorModel(corpus, num_topics=6, id2word=dictionary, random_state=np.random.RandomState(3))
+    np.testing.assert_array_equal(a.anchors, c.anchors)
+
+
+@pytest.mark.parametrize('loss', ['L2', 'KL', 'original'])
+def test_each_loss_trains(lee, loss):
+    dictionary, corpus = lee
+    model = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, loss=loss)
+    topics = model.get_topics()
+    np.testing.assert_allclose(topics.sum(axis=1), 1.0, atol=1e-6)
+    assert np.isfinite(topics).all() and (topics >= 0).all()
+    assert model.loss == loss
+    if loss == 'original':
+        assert model.solver_n_iter is None
+    else:
+        assert model.solver_n_iter.shape == (len(dictionary),)
+        assert model.solver_converged.mean() > 0.9
+
+
+def test_implicit_and_dense_q_give_the_same_topics(lee):
+    dictionary, corpus = lee
+    a = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, q_mode='implicit')
+    b = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, q_mode='dense')
+    np.testing.assert_array_equal(a.anchors, b.anchors)
+    np.testing.assert_allclose(a.get_topics(), b.get_topics(), atol=1e-6)
+
+
+def test_update_equals_training_on_everything(lee):
+    dictionary, corpus = lee
+    whole = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0)
+    parts = AnchorModel(corpus[:120], num_topics=5, id2word=dictionary, random_state=0)
+    assert parts.num_docs < whole.num_docs
+    parts.update(corpus[120:])
+    assert parts.num_docs == whole.num_docs
+    np.testing.assert_array_equal(parts.anchors, whole.anchors)
+    np.testing.assert_allclose(parts.get_topics(), whole.get_topics(), atol=1e-6)
+
+
+def test_untrained_model_and_id2word_only(lee):
+    dictionary, corpus = lee
+    model = AnchorModel(id2word=dictionary, num_topics=4)
+    assert model.num_terms == len(dictionary)
+    with pytest.raises(RuntimeError, match='not been trained'):
+        model.get_topics()
+    model.update(corpus)
+    assert model.get_topics().shape == (4, len(dictionary))
+
+
+def test_missing_id2word_is_inferred_and_plain_dict_accepted(lee):
+    dictionary, corpus = lee
+    model = AnchorModel(corpus, num_topics=4, random_state=0)
+    assert isinstance(model.id2word, FakeDict)
+    assert model.num_terms == 1 + max(i for doc in corpus for i, _ in doc)
+    plain = AnchorModel(corpus, num_topics=4, id2word=dict(dictionary.id2token) or
+                        {i: dictionary[i] for i in dictionary.keys()}, random_state=0)
+    assert plain.num_terms == len(dictionary)
+    assert plain.anchor_words == [dictionary[int(i)] for i in plain.anchors]
+
+
+def test_coherence_model_accepts_anchor_model(lee_model, lee):
+    dictionary, corpus = lee
+    cm = CoherenceModel(model=lee_model, corpus=corpus, dictionary=dictionary, coherence='u_mass')
+    per_topic = cm.get_coherence_per_topic()
+    assert len(per_topic) == 8 and np.all(np.isfinite(per_topic))
+
+
+# ----------------------------------------------------------------------------------------------
+# Persistence
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('suffix', ['', '.gz'])
+def test_save_load_round_trip_is_exact(lee_model, tmp_path, suffix):
+    fname = str(tmp_path / ('anchor.model' + suffix))
+    lee_model.save(fname)
+    loaded = AnchorModel.load(fname)
+    np.testing.assert_array_equal(loaded.get_topics(), lee_model.get_topics())
+    np.testing.assert_array_equal(loaded.anchors, lee_model.anchors)
+    np.testing.assert_array_equal(loaded.R, lee_model.R)
+    np.testing.assert_array_equal(loaded.p_z, lee_model.p_z)
+    assert loaded.anchor_words == lee_model.anchor_words
+    assert loaded.format_version == FORMAT_VERSION
+    assert loaded._cooccurrence is None  # Q is not saved by default
+
+
+def test_mmap_load_and_numpy_only_state(lee_model, tmp_path):
+    fname = str(tmp_path / 'anchor.model')
+    lee_model.save(fname, sep_limit=0)
+    loaded = AnchorModel.load(fname, mmap='r')
+    assert isinstance(loaded.topics, np.memmap)
+    np.testing.assert_array_equal(np.asarray(loaded.topics), lee_model.get_topics())
+    for name, value in vars(lee_model).items():
+        assert 'jax' not in type(value).__module__, name
+
+
+def test_saved_model_loads_without_jax(lee_model, tmp_path):
+    import subprocess
+    import sys
+    fname = str(tmp_path / 'anchor.model')
+    lee_model.save(fname)
+    code = (
+        "import sys; sys.modules['jax'] = None; sys.modules['jaxlib'] = None\n"
+        "from gensim.utils import SaveLoad\n"
+        "m = SaveLoad.load(%r)\n"
+        "print(m.get_topics().shape, 'jax' in sys.modules and sys.modules['jax'] is not None)\n" % fname)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(8, %d) False" % lee_model.num_terms
+
+
+def test_update_after_load_needs_saved_cooccurrence(lee, tmp_path):
+    dictionary, corpus = lee
+    model = AnchorModel(corpus[:150], num_topics=4, id2word=dictionary, random_state=0)
+    plain, full = str(tmp_path / 'plain.model'), str(tmp_path / 'full.model')
+    model.save(plain)
+    model.save(full, save_cooccurrence=True)
+    with pytest.raises(RuntimeError, match='save_cooccurrence=True'):
+        AnchorModel.load(plain).update(corpus[150:])
+    resumed = AnchorModel.load(full)
+    resumed.update(corpus[150:])
+    whole = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0)
+    np.testing.assert_allclose(resumed.get_topics(), whole.get_topics(), atol=1e-6)
+
+
+def test_load_rejects_other_objects_and_newer_formats(lee_model, tmp_path):
+    from gensim.utils import SaveLoad
+    other = str(tmp_path / 'dict')
+    Dictionary(common_texts).save(other)
+    with pytest.raises(TypeError, match='not an AnchorModel'):
+        AnchorModel.load(other)
+    newer = str(tmp_path / 'newer.model')
+    lee_model.format_version = FORMAT_VERSION + 1
+    try:
+        SaveLoad.save(lee_model, newer)
+    finally:
+        lee_model.format_version = FORMAT_VERSION
+    with pytest.raises(ValueError, match='format %d' % (FORMAT_VERSION + 1)):
+        AnchorModel.load(newer)
+
+
+# ----------------------------------------------------------------------------------------------
+# Input checks: precise messages
+# ----------------------------------------------------------------------------------------------
+
+def test_bad_parameters_are_named(lee):
+    dictionary, corpus = lee
+    cases = [
+        (dict(num_topics=1), ValueError, 'num_topics must be >= 2'),
+        (dict(num_topics=2.5), TypeError, 'num_topics must be an integer'),
+        (dict(loss='l1'), ValueError, "loss must be one of 'L2', 'KL', 'original'"),
+        (dict(eps=-1.0), ValueError, 'eps must be a finite number > 0'),
+        (dict(eps=float('nan')), ValueError, 'eps must be a finite number > 0'),
+        (dict(max_iter=0), ValueError, 'max_iter must be >= 1'),
+        (dict(q_mode='sparse'), ValueError, 'q_mode must be one of'),
+        (dict(anchor_min_df=1.5), ValueError, 'anchor_min_df as a float'),
+        (dict(anchor_min_df='many'), TypeError, 'anchor_min_df must be an int'),
+        (dict(chunksize=0), ValueError, 'chunksize must be >= 1'),
+    ]
+    for kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            AnchorModel(corpus, id2word=dictionary, **{'num_topics': 3, **kwargs})
+
+
+def test_no_corpus_and_no_id2word():
+    with pytest.raises(ValueError, match='at least one of corpus/id2word'):
+        AnchorModel(num_topics=3)
+
+
+def test_too_many_topics_names_the_candidates(lee):
+    dictionary, corpus = lee
+    with pytest.raises(ValueError, match=r'only \d+ words occur in at least anchor_min_df=200'):
+        AnchorModel(corpus, num_topics=5, id2word=dictionary, anchor_min_df=200)
+    with pytest.raises(ValueError, match='larger than the vocabulary'):
+        AnchorModel(corpus, num_topics=len(dictionary) + 1, id2word=dictionary)
+
+
+def test_corpus_that_does_not_match_the_dictionary(lee):
+    dictionary, corpus = lee
+    small = Dictionary(common_texts)
+    with pytest.raises(ValueError, match='outside the dictionary'):
+        AnchorModel(corpus, num_topics=3, id2word=small)
+
+
+def test_short_documents_are_skipped_and_counted(lee, caplog):
+    dictionary, corpus = lee
+    noisy = [[]] + corpus[:100] + [[(0, 1)], []] + corpus[100:]
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        model = AnchorModel(noisy, num_topics=4, id2word=dictionary, random_state=0)
+    clean = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0)
+    assert 'skipped 3 of %d documents with fewer than 2 tokens' % len(noisy) in caplog.text
+    np.testing.assert_array_equal(model.anchors, clean.anchors)
+    np.testing.assert_allclose(model.get_topics(), clean.get_topics(), atol=1e-6)
+
+
+def test_cooccurrence_not_saved_grows_with_corpus(lee):
+    # the implicit statistics hold nnz(H) entries, not V x V
+    dictionary, corpus = lee
+    cooc = build_cooccurrence(corpus, len(dictionary))
+    assert cooc.H_tilde.nnz == sum(len(d) for d in corpus if sum(c for _, c in d) >= 2)
