@@ -56,7 +56,7 @@ def test_topics_are_distributions_and_anchors_lead_them(lee_model, lee):
     topics = lee_model.get_topics()
     assert topics.shape == (8, len(dictionary))
     assert topics.dtype == np.float32  # LdaModel's default dtype
-    np.testing.assert_allclose(topics.sum(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(topics.sum(axis=1, dtype=np.float64), 1.0, atol=1e-6)
     assert (topics >= 0).all()
     assert len(set(lee_model.anchors.tolist())) == 8
     assert lee_model.anchor_words == [dictionary[int(i)] for i in lee_model.anchors]
@@ -127,7 +127,7 @@ def test_each_loss_trains(lee, loss):
     dictionary, corpus = lee
     model = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, loss=loss)
     topics = model.get_topics()
-    np.testing.assert_allclose(topics.sum(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(topics.sum(axis=1, dtype=np.float64), 1.0, atol=1e-6)
     assert np.isfinite(topics).all() and (topics >= 0).all()
     assert model.loss == loss
     if loss == 'original':

@@ -1,5 +1,6 @@
 """Stage 1: the co-occurrence estimator Q (supplementary section "Generating Q matrix")."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -143,8 +144,9 @@ def test_duplicate_ids_in_a_document_are_summed(mode):
     summed = [[(1, 3.0), (2, 1.0)], [(0, 2.0)]]
     a = build_cooccurrence(with_duplicates, num_terms=3, mode=mode)
     b = build_cooccurrence(summed, num_terms=3, mode=mode)
-    np.testing.assert_allclose(a.to_dense(), b.to_dense(), rtol=1e-15, atol=0)
-    np.testing.assert_allclose(a.to_dense(), reference_q(summed, 3)[0], rtol=1e-13, atol=0)
+    # (atol: a word seen once has Q_ii = (1/sqrt(n(n-1)))^2 - 1/(n(n-1)), zero up to rounding)
+    np.testing.assert_allclose(a.to_dense(), b.to_dense(), rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(a.to_dense(), reference_q(summed, 3)[0], rtol=1e-13, atol=1e-16)
     np.testing.assert_array_equal(a.doc_freq, [1, 1, 1])
     np.testing.assert_array_equal(a.term_counts, [2.0, 3.0, 1.0])
     assert a.num_docs == 2 and a.num_short == 0
@@ -160,8 +162,11 @@ def test_generator_and_inferred_num_terms(mode):
     inferred = build_cooccurrence(iter(corpus), num_terms=None, mode=mode, chunksize=7)
     assert inferred.num_terms == V
     assert inferred.mode == mode
+    np.testing.assert_array_equal(one_shot.to_dense(), from_list.to_dense())
+    # With V unknown until the end, dense mode forms Q from the stacked blocks in one product
+    # instead of accumulating it per chunk: equal up to the order of summation.
+    np.testing.assert_allclose(inferred.to_dense(), from_list.to_dense(), rtol=1e-13, atol=1e-18)
     for cooc in (one_shot, inferred):
-        np.testing.assert_array_equal(cooc.to_dense(), from_list.to_dense())
         np.testing.assert_array_equal(cooc.doc_freq, from_list.doc_freq)
         np.testing.assert_array_equal(cooc.term_counts, from_list.term_counts)
         assert (cooc.num_docs, cooc.num_short, cooc.num_tokens) == (
@@ -175,7 +180,7 @@ def test_inferred_num_terms_grows_across_chunks():
     for mode in MODES:
         cooc = build_cooccurrence(corpus, mode=mode, chunksize=1)
         assert cooc.num_terms == 8
-        np.testing.assert_allclose(cooc.to_dense(), reference_q(corpus, 8)[0], rtol=1e-14, atol=0)
+        np.testing.assert_allclose(cooc.to_dense(), reference_q(corpus, 8)[0], rtol=1e-14, atol=1e-16)
         np.testing.assert_array_equal(cooc.doc_freq, [1, 2, 1, 0, 0, 0, 0, 1])
 
 
@@ -243,6 +248,14 @@ def test_dense_and_implicit_modes_agree():
 # Errors: precise, early, naming the document.
 # ----------------------------------------------------------------------------------------------
 
+def num(value):
+    """Regex for a number as an error message prints it. It also admits numpy 2's scalar repr
+    (``np.float64(5.0)``), so that the tests below check the rest of each message; the plain
+    printing of numbers is checked once, in test_error_messages_print_plain_numbers."""
+    plain = r'%s(?:\.0)?' % int(value) if float(value).is_integer() else str(value).replace('.', r'\.')
+    return r'(?:np\.float64\()?%s\)?' % plain
+
+
 def test_empty_corpus_raises():
     with pytest.raises(ValueError, match=r"the corpus is empty: no documents were read"):
         build_cooccurrence([], num_terms=3)
@@ -260,34 +273,34 @@ def test_corpus_without_two_token_documents_raises():
 @pytest.mark.parametrize('chunksize', [1, 2, 100])
 def test_word_id_outside_dictionary_raises_naming_the_document(chunksize):
     corpus = [[(0, 1.0), (1, 1.0)], [], [(2, 1.0)], [(1, 1.0), (5, 1.0), (2, 1.0)]]
-    with pytest.raises(ValueError, match=r"document #3 has word id 5\.0 outside the dictionary "
+    with pytest.raises(ValueError, match=r"document #3 has word id " + num(5) + r" outside the dictionary "
                                          r"\(valid ids are 0\.\.4\); was the corpus made with a "
                                          r"different Dictionary\?"):
         build_cooccurrence(corpus, num_terms=5, chunksize=chunksize)
 
 
 def test_negative_word_id_raises():
-    with pytest.raises(ValueError, match=r"document #1 has word id -1\.0 outside the dictionary"):
+    with pytest.raises(ValueError, match=r"document #1 has word id " + num(-1) + " outside the dictionary"):
         build_cooccurrence([[(0, 1.0), (1, 1.0)], [(-1, 2.0)]], num_terms=3)
-    with pytest.raises(ValueError, match=r"document #0 has word id -2\.0 outside the dictionary "
+    with pytest.raises(ValueError, match=r"document #0 has word id " + num(-2) + r" outside the dictionary "
                                          r"\(valid ids are 0\.\.inf\)"):
         build_cooccurrence([[(-2, 2.0)]], num_terms=None)
 
 
 def test_negative_count_raises():
-    with pytest.raises(ValueError, match=r"document #1 has count -1\.0 for word id 2; counts must "
+    with pytest.raises(ValueError, match=r"document #1 has count " + num(-1) + r" for word id 2; counts must "
                                          r"be finite and >= 0"):
         build_cooccurrence([[(0, 2.0)], [(1, 3.0), (2, -1.0)]], num_terms=3)
 
 
 def test_nan_count_raises():
-    with pytest.raises(ValueError, match=r"document #0 has count nan for word id 1; counts must be "
+    with pytest.raises(ValueError, match=r"document #0 has count (?:np\.float64\()?nan\)? for word id 1; counts must be "
                                          r"finite"):
         build_cooccurrence([[(0, 1.0), (1, float('nan'))]], num_terms=3)
 
 
 def test_fractional_count_raises_mentioning_tfidf():
-    with pytest.raises(ValueError, match=r"document #2 has non-integer count 0\.5 for word id 0; "
+    with pytest.raises(ValueError, match=r"document #2 has non-integer count " + num(0.5) + r" for word id 0; "
                                          r"Q needs raw word counts \(a TF-IDF"):
         build_cooccurrence([[(0, 1.0), (1, 1.0)], [], [(0, 0.5), (1, 2.0)]], num_terms=3)
 
@@ -329,3 +342,16 @@ def test_cooccurrence_constructed_directly_in_dense_mode():
     np.testing.assert_array_equal(cooc.to_dense(), Q)
     np.testing.assert_allclose(cooc.row_sums(), Q.sum(axis=1), rtol=1e-15)
     np.testing.assert_allclose(cooc.rows([4, 0]), Q[[4, 0]], rtol=0)
+
+
+def test_error_messages_print_plain_numbers():
+    """User-facing messages print ids and counts as numbers ("5", "0.5"), not as numpy reprs
+    ("np.float64(5.0)", numpy >= 2)."""
+    with pytest.raises(ValueError) as bad_id:
+        build_cooccurrence([[(0, 1.0), (5, 1.0)]], num_terms=3)
+    with pytest.raises(ValueError) as bad_count:
+        build_cooccurrence([[(0, 0.5), (1, 2.0)]], num_terms=3)
+    for info in (bad_id, bad_count):
+        assert 'np.' not in str(info.value), str(info.value)
+    assert re.search(r"word id 5(\.0)? outside", str(bad_id.value))
+    assert re.search(r"non-integer count 0\.5 for word id 0", str(bad_count.value))
