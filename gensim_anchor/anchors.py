@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._compile import compiled
 from ._defaults import DEFAULT_PROJECTION_DIM
 from ._validation import check_min_df
 
@@ -157,7 +158,8 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
     Notes
     -----
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
-    index. Only K is static under jit.
+    index. Only K and ``cleanup`` are static under jit; the executable for a shape is compiled
+    once (:func:`precompile` starts that early).
 
     """
     Y = np.asarray(Y, dtype=np.float64)
@@ -165,8 +167,9 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
     mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     if int(mask.sum()) < num_topics:
         raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics))
+    executable = precompile(N, Y.shape[1], num_topics, cleanup).result()
     with jax.enable_x64(True):
-        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), num_topics, cleanup)
+        S, dist, S0, ok = executable(jnp.asarray(Y), jnp.asarray(mask))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
     if not ok:
@@ -233,4 +236,11 @@ def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
     return S, dist, greedy_S, ok
 
 
-_fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnums=(2, 3))
+_fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup'))
+
+
+def precompile(num_points, dim, num_topics, cleanup=True):
+    """Start compiling :func:`find_anchors` for N x d points in the background; a future."""
+    return compiled(_fast_anchor_words, jax.ShapeDtypeStruct((num_points, dim), jnp.float64),
+                    jax.ShapeDtypeStruct((num_points,), jnp.bool_), num_topics=num_topics,
+                    cleanup=bool(cleanup))

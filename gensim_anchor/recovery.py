@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._compile import compiled
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
 
 logger = logging.getLogger(__name__)
@@ -249,6 +250,25 @@ def _solve_kl(T, B, eps, max_iter, lanes):
     return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes)
 
 
+def precompile(loss, num_words, num_topics, num_terms=None):
+    """Start compiling the solver for ``num_words`` problems in the background; a future.
+
+    For 'KL', ``num_words`` is the block size and ``num_terms`` (V) is needed.
+    """
+    f64 = lambda *shape: jax.ShapeDtypeStruct(shape, jnp.float64)
+    scalars = (f64(), jax.ShapeDtypeStruct((), jnp.int64))
+    if loss == 'L2':
+        return compiled(_solve_l2, f64(num_topics, num_topics), f64(num_words, num_topics), *scalars,
+                        lanes=_lanes(num_words, _L2_LANES))
+    return compiled(_solve_kl, f64(num_topics, num_terms), f64(num_words, num_terms), *scalars,
+                    lanes=_lanes(num_words, _KL_LANES))
+
+
+def kl_block_size(num_words, num_terms):
+    """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB)."""
+    return int(max(1, min(num_words, _KL_BLOCK_ENTRIES // max(num_terms, 1))))
+
+
 def _lanes(n, cap):
     """Pool width: a power of two (few compiled shapes), at most ``cap``."""
     return int(min(cap, 1 << max(0, int(n - 1).bit_length())))
@@ -273,9 +293,10 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     XY = np.asarray(XY, dtype=np.float64)
     if XY.shape[0] == 0:
         return _empty_result(np.shape(XX)[0])
+    executable = precompile('L2', XY.shape[0], XY.shape[1]).result()
     with jax.enable_x64(True):
-        x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY), eps, max_iter,
-                               lanes=_lanes(XY.shape[0], _L2_LANES))
+        x, it, gap = executable(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
+                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64))
         return _result(x, it, gap, eps)
 
 
@@ -296,9 +317,10 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     B = np.asarray(B, dtype=np.float64)
     if B.shape[0] == 0:
         return _empty_result(np.shape(T)[0])
+    executable = precompile('KL', B.shape[0], T.shape[0], B.shape[1]).result()
     with jax.enable_x64(True):
-        x, it, gap = _solve_kl(jnp.asarray(T, jnp.float64), jnp.asarray(B), eps, max_iter,
-                               lanes=_lanes(B.shape[0], _KL_LANES))
+        x, it, gap = executable(jnp.asarray(T, jnp.float64), jnp.asarray(B),
+                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64))
         return _result(x, it, gap, eps)
 
 
@@ -388,7 +410,7 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
     V = cooc.num_terms
     # Columns no anchor row reaches add a constant (+inf) to every x: drop them from the data.
     dead = T.sum(axis=0) <= 0
-    block = int(max(1, min(len(active), _KL_BLOCK_ENTRIES // max(V, 1))))
+    block = kl_block_size(len(active), V)
     parts = []
     for lo in range(0, len(active), block):
         words = active[lo:lo + block]

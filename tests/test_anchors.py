@@ -1,0 +1,304 @@
+"""Stage 2: FastAnchorWords with the cleanup pass (Algorithm 4 of Arora et al. 2013)."""
+import math
+
+import numpy as np
+import pytest
+
+from conftest import random_corpus
+from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, find_anchors,
+                                   project_rows, resolve_min_df)
+from gensim_anchor.cooccurrence import build_cooccurrence
+
+# One point-set shape for most tests: find_anchors compiles once per (N, d, K, cleanup).
+N, D, K = 40, 8, 5
+
+
+# ----------------------------------------------------------------------------------------------
+# Brute-force reference of Algorithm 4: every distance from a fresh least-squares projection.
+# ----------------------------------------------------------------------------------------------
+
+def distances_to_span(Y, rows):
+    """Distance of every row of Y from span{Y[r] : r in rows} (the origin when rows is empty)."""
+    if len(rows) == 0:
+        return np.linalg.norm(Y, axis=1)
+    B = Y[list(rows)].T  # d x k
+    coef = np.linalg.lstsq(B, Y.T, rcond=None)[0]
+    return np.linalg.norm(Y.T - B @ coef, axis=0)
+
+
+def reference_anchors(Y, num_topics, candidates=None, cleanup=True):
+    """Greedy farthest-from-span selection, then for i = 1..K: replace v_i by the candidate
+    farthest from the span of the other K-1.
+
+    Returns (indices, distances, greedy_indices, margins); margins[t] is how far the winner of
+    step t beats the runner-up (a tie would make the comparison with the package meaningless).
+    """
+    mask = np.ones(len(Y), bool) if candidates is None else np.asarray(candidates, bool)
+    S, dist, margins = [], [], []
+
+    def pick(rows):
+        d = np.where(mask, distances_to_span(Y, rows), -np.inf)
+        j = int(np.argmax(d))
+        margins.append(d[j] - np.max(np.delete(d, j)))
+        return j, d[j]
+
+    for _ in range(num_topics):
+        j, dj = pick(S)
+        S.append(j)
+        dist.append(dj)
+    greedy = list(S)
+    if cleanup:
+        for i in range(num_topics):
+            S[i], dist[i] = pick(S[:i] + S[i + 1:])
+    return np.array(S), np.array(dist), np.array(greedy), np.array(margins)
+
+
+def check_against_reference(Y, num_topics, candidates=None, cleanup=True):
+    ref_S, ref_dist, ref_greedy, margins = reference_anchors(Y, num_topics, candidates, cleanup)
+    assert margins.min() > 1e-9, "test data has a near tie; choose another seed"
+    result = find_anchors(Y, num_topics, candidates=candidates, cleanup=cleanup)
+    np.testing.assert_array_equal(result.greedy_indices, ref_greedy)
+    np.testing.assert_array_equal(result.indices, ref_S)
+    np.testing.assert_allclose(result.distances, ref_dist, rtol=1e-9)
+    assert result.num_replaced == int(np.sum(ref_S != ref_greedy))
+    assert result.indices.dtype == np.int64 and result.indices.shape == (num_topics,)
+    assert result.distances.shape == (num_topics,)
+    return result, ref_S, ref_greedy
+
+
+@pytest.mark.parametrize('seed', range(4))
+@pytest.mark.parametrize('cleanup', [True, False])
+def test_matches_bruteforce_reference(seed, cleanup):
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((N, D)) * rng.uniform(0.5, 2.0, size=(N, 1))
+    check_against_reference(Y, K, cleanup=cleanup)
+
+
+@pytest.mark.parametrize('seed', range(4))
+@pytest.mark.parametrize('cleanup', [True, False])
+def test_matches_bruteforce_reference_with_candidates(seed, cleanup):
+    rng = np.random.default_rng(100 + seed)
+    Y = rng.standard_normal((N, D)) * rng.uniform(0.5, 2.0, size=(N, 1))
+    candidates = rng.random(N) < 0.5
+    result, _, _ = check_against_reference(Y, K, candidates=candidates, cleanup=cleanup)
+    assert candidates[result.indices].all()
+    assert candidates[result.greedy_indices].all()
+    # Excluding rows changes the answer: the unrestricted run picks a non-candidate here.
+    unrestricted = find_anchors(Y, K, cleanup=cleanup)
+    assert not candidates[unrestricted.indices].all()
+
+
+def test_candidates_mask_may_exclude_the_farthest_point():
+    rng = np.random.default_rng(7)
+    Y = rng.standard_normal((N, D))
+    Y[11] *= 50.0  # by far the farthest from the origin
+    assert find_anchors(Y, K, cleanup=False).greedy_indices[0] == 11
+    mask = np.ones(N, bool)
+    mask[11] = False
+    result = find_anchors(Y, K, candidates=mask)
+    assert 11 not in result.indices and 11 not in result.greedy_indices
+    check_against_reference(Y, K, candidates=mask)
+
+
+@pytest.mark.parametrize('seed', range(3))
+@pytest.mark.parametrize('cleanup', [True, False])
+def test_vertices_of_a_simplex_are_found(seed, cleanup):
+    rng = np.random.default_rng(200 + seed)
+    vertices = rng.standard_normal((K, D)) + 2.0  # linearly independent, away from the origin
+    inside = rng.dirichlet(np.ones(K), size=N - K) @ vertices
+    Y = np.vstack([vertices, inside])
+    order = rng.permutation(N)
+    Y = Y[order]
+    vertex_rows = np.flatnonzero(order < K)
+    result = find_anchors(Y, K, cleanup=cleanup)
+    assert sorted(result.indices.tolist()) == sorted(vertex_rows.tolist())
+    assert sorted(result.greedy_indices.tolist()) == sorted(vertex_rows.tolist())
+    if cleanup:
+        assert result.num_replaced == 0
+    # Each vertex's distance from the span of the other K-1 (cleanup) or of those before it.
+    for i, v in enumerate(result.indices):
+        others = (np.delete(result.indices, i) if cleanup else result.indices[:i])
+        expected = distances_to_span(Y[[v]], []) if len(others) == 0 else \
+            np.linalg.norm(Y[v] - Y[others].T @ np.linalg.lstsq(Y[others].T, Y[v], rcond=None)[0])
+        np.testing.assert_allclose(result.distances[i], expected, rtol=1e-9)
+
+
+def test_cleanup_replaces_a_greedy_anchor():
+    """Search seeds until Algorithm 4's cleanup pass changes the greedy choice, then check the
+    cleaned anchors against the reference and that num_replaced counts the changes."""
+    for seed in range(300):
+        rng = np.random.default_rng(1000 + seed)
+        Y = rng.standard_normal((N, D)) * rng.uniform(0.5, 2.0, size=(N, 1))
+        ref_S, _, ref_greedy, margins = reference_anchors(Y, K)
+        if np.any(ref_S != ref_greedy) and margins.min() > 1e-9:
+            break
+    else:
+        pytest.fail("no seed in 300 where the cleanup pass changes an anchor")
+    result, _, _ = check_against_reference(Y, K)
+    assert result.num_replaced >= 1
+    assert not np.array_equal(result.indices, result.greedy_indices)
+    # The greedy phase alone returns the greedy anchors.
+    np.testing.assert_array_equal(find_anchors(Y, K, cleanup=False).indices, ref_greedy)
+    # Cleanup never moves an anchor closer to the span of the others (it picks the farthest).
+    for i in range(K):
+        others = np.delete(ref_S, i)
+        d = distances_to_span(Y, others)
+        assert d[ref_S[i]] >= d[ref_greedy[i]] - 1e-12
+
+
+def test_result_does_not_mutate_input():
+    rng = np.random.default_rng(9)
+    Y = rng.standard_normal((N, D))
+    mask = rng.random(N) < 0.7
+    Y0, mask0 = Y.copy(), mask.copy()
+    find_anchors(Y, K, candidates=mask)
+    np.testing.assert_array_equal(Y, Y0)
+    np.testing.assert_array_equal(mask, mask0)
+
+
+def test_rank_deficient_points_raise():
+    rng = np.random.default_rng(10)
+    Y = rng.standard_normal((N, 2)) @ rng.standard_normal((2, D))  # rank 2
+    with pytest.raises(ValueError, match=r"the anchor candidates span fewer than 3 linearly "
+                                         r"independent directions, so 3 topics cannot be told apart"):
+        find_anchors(Y, 3)
+    # Rank 2 is enough for 2 topics.
+    assert len(set(find_anchors(Y, 2).indices.tolist())) == 2
+
+
+def test_rank_deficient_candidates_raise():
+    rng = np.random.default_rng(11)
+    Y = rng.standard_normal((N, D))  # full rank overall
+    mask = np.zeros(N, bool)
+    mask[:10] = True
+    Y[:10] = rng.standard_normal((10, 2)) @ rng.standard_normal((2, D))  # candidates: rank 2
+    with pytest.raises(ValueError, match=r"span fewer than 3 linearly independent directions"):
+        find_anchors(Y, 3, candidates=mask)
+    with pytest.raises(ValueError, match=r"span fewer than 3"):
+        find_anchors(Y, 3, candidates=mask, cleanup=False)
+
+
+def test_too_few_candidates_raise():
+    rng = np.random.default_rng(12)
+    Y = rng.standard_normal((N, D))
+    mask = np.zeros(N, bool)
+    mask[[3, 17]] = True
+    with pytest.raises(ValueError, match=r"^2 anchor candidates for 3 topics$"):
+        find_anchors(Y, 3, candidates=mask)
+    with pytest.raises(ValueError, match=r"^4 anchor candidates for 5 topics$"):
+        find_anchors(Y[:4], 5)
+
+
+# ----------------------------------------------------------------------------------------------
+# resolve_min_df
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('num_docs', [0, 1, 10, 19, 20, 21, 999, 1000, 1999, 2000, 2001, 10 ** 6])
+def test_resolve_min_df_default(num_docs):
+    # min(100, max(1, ceil(0.05 * num_docs))), computed independently with integers.
+    expected = min(100, max(1, -(-5 * num_docs // 100)))
+    assert resolve_min_df(None, num_docs) == expected
+    assert (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION) == (100, 0.05)
+
+
+@pytest.mark.parametrize('value, num_docs, expected', [
+    (0, 50, 0), (1, 50, 1), (7, 50, 7), (500, 50, 500), (np.int64(3), 50, 3),
+    (0.5, 10, 5), (0.25, 10, 3), (1.0, 10, 10), (0.01, 250, 3), (1e-9, 10, 1),
+    (np.float32(0.5), 7, 4),
+])
+def test_resolve_min_df_counts_and_fractions(value, num_docs, expected):
+    result = resolve_min_df(value, num_docs)
+    assert result == expected
+    assert type(result) is int
+
+
+@pytest.mark.parametrize('value, error, message', [
+    (-1, ValueError, r"anchor_min_df must be >= 0 documents, got -1"),
+    (0.0, ValueError, r"must lie in \(0, 1\], got 0\.0"),
+    (1.5, ValueError, r"must lie in \(0, 1\], got 1\.5"),
+    (-0.2, ValueError, r"must lie in \(0, 1\]"),
+    (float('nan'), ValueError, r"must lie in \(0, 1\]"),
+    (True, TypeError, r"anchor_min_df must be an int \(documents\) or a float in \(0, 1\]"),
+    ('5', TypeError, r"anchor_min_df must be an int .* got '5'"),
+    ([5], TypeError, r"anchor_min_df must be an int"),
+])
+def test_resolve_min_df_rejects_bad_values(value, error, message):
+    with pytest.raises(error, match=message):
+        resolve_min_df(value, 100)
+
+
+# ----------------------------------------------------------------------------------------------
+# project_rows
+# ----------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def small_cooc():
+    rng = np.random.default_rng(13)
+    corpus = random_corpus(rng, 400, 300, max_len=40, max_count=3)
+    return {mode: build_cooccurrence(corpus, num_terms=300, mode=mode) for mode in ('implicit', 'dense')}
+
+
+@pytest.mark.parametrize('mode', ['implicit', 'dense'])
+@pytest.mark.parametrize('projection_dim', [None, 0, 300, 1000])
+def test_project_rows_exact_without_projection(small_cooc, mode, projection_dim):
+    cooc = small_cooc[mode]
+    Q = cooc.to_dense()
+    p_w = Q.sum(axis=1)
+    rows = np.flatnonzero(p_w > 0)[::3]
+    Q_bar = Q[rows] / p_w[rows, None]
+    Y = project_rows(cooc, p_w, rows, projection_dim=projection_dim)
+    assert Y.shape == (len(rows), cooc.num_terms) and Y.dtype == np.float64
+    np.testing.assert_allclose(Y, Q_bar, rtol=1e-12, atol=1e-17)
+    np.testing.assert_allclose(Y.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_project_rows_is_a_seeded_linear_map(small_cooc):
+    cooc = small_cooc['implicit']
+    p_w = cooc.row_sums()
+    rows = np.flatnonzero(p_w > 0)
+    d = 64
+    Y = project_rows(cooc, p_w, rows, projection_dim=d, seed=3)
+    assert Y.shape == (len(rows), d) and Y.dtype == np.float64
+    np.testing.assert_array_equal(project_rows(cooc, p_w, rows, projection_dim=d, seed=3), Y)
+    assert not np.allclose(project_rows(cooc, p_w, rows, projection_dim=d, seed=4), Y)
+    # Projecting a subset gives the same rows (one projection matrix per seed).
+    subset = rows[[5, 0, 17, 3]]
+    np.testing.assert_allclose(project_rows(cooc, p_w, subset, projection_dim=d, seed=3),
+                               Y[[5, 0, 17, 3]], rtol=1e-5, atol=1e-9)
+    # Both storage modes of Q give the same projection (float32 products).
+    dense = small_cooc['dense']
+    np.testing.assert_allclose(project_rows(dense, dense.row_sums(), rows, projection_dim=d, seed=3),
+                               Y, rtol=1e-4, atol=1e-6)
+
+
+def test_project_rows_roughly_preserves_distances(small_cooc):
+    """Johnson-Lindenstrauss: with P scaled by 1/sqrt(d), pairwise distances between rows of
+    Q-bar are preserved up to a factor close to 1 (loose bounds; d = 200, 30 rows)."""
+    cooc = small_cooc['implicit']
+    p_w = cooc.row_sums()
+    rows = np.flatnonzero(p_w > 0)[:30]
+    exact = project_rows(cooc, p_w, rows, projection_dim=None)
+    projected = project_rows(cooc, p_w, rows, projection_dim=200, seed=0)
+    iu = np.triu_indices(len(rows), 1)
+    d_exact = np.linalg.norm(exact[:, None] - exact[None], axis=-1)[iu]
+    d_proj = np.linalg.norm(projected[:, None] - projected[None], axis=-1)[iu]
+    ratio = d_proj / d_exact
+    assert 0.6 < ratio.min() and ratio.max() < 1.4, (ratio.min(), ratio.max())
+    assert abs(np.median(ratio) - 1.0) < 0.1
+    norms = np.linalg.norm(projected, axis=1) / np.linalg.norm(exact, axis=1)
+    assert 0.6 < norms.min() and norms.max() < 1.4
+
+
+def test_projection_keeps_anchors_of_a_clear_simplex():
+    """Rows of an exact Q-bar: the projected rows give the same anchors as the exact ones."""
+    from conftest import dirichlet_second_moment, exact_cooccurrence, separable_topics
+    rng = np.random.default_rng(14)
+    V, k = 300, 4
+    A, anchors = separable_topics(rng, V, k, anchor_mass=0.2, beta=0.3)
+    cooc = exact_cooccurrence(A @ dirichlet_second_moment(np.full(k, 0.1)) @ A.T)
+    p_w = cooc.row_sums()
+    rows = np.arange(V)
+    exact = find_anchors(project_rows(cooc, p_w, rows, None), k)
+    projected = find_anchors(project_rows(cooc, p_w, rows, 100, seed=1), k)
+    assert sorted(exact.indices.tolist()) == sorted(anchors.ravel().tolist())
+    assert sorted(projected.indices.tolist()) == sorted(anchors.ravel().tolist())
