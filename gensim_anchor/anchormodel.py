@@ -49,8 +49,8 @@ Add documents: Q is additive, so the model is re-solved on all documents seen so
 .. sourcecode:: pycon
 
     >>> model.update(corpus)
-    >>> model.num_docs
-    18
+    >>> model.num_docs  # documents with two or more tokens, twice
+    16
 
 """
 import logging

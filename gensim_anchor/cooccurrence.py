@@ -32,8 +32,10 @@ Examples
     >>> dictionary = Dictionary(common_texts)
     >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
     >>> cooc = build_cooccurrence(corpus, num_terms=len(dictionary))
-    >>> cooc.num_docs, round(float(cooc.to_dense().sum()), 12)
-    (9, 1.0)
+    >>> cooc.num_docs, cooc.num_short  # common_texts has one 1-token document
+    (8, 1)
+    >>> round(float(cooc.to_dense().sum()), 12)
+    1.0
 
 """
 import itertools
@@ -188,21 +190,27 @@ def _chunk_arrays(chunk, num_terms, doc_offset):
     if bad.any():
         doc, pair = _where(bad)
         raise ValueError(
-            "document #%d has word id %r outside the dictionary (valid ids are 0..%s); "
+            "document #%d has word id %s outside the dictionary (valid ids are 0..%s); "
             "was the corpus made with a different Dictionary?"
-            % (doc, pair[0], num_terms - 1 if num_terms is not None else 'inf'))
+            % (doc, _num(pair[0]), num_terms - 1 if num_terms is not None else 'inf'))
     bad = ~np.isfinite(counts) | (counts < 0)
     if bad.any():
         doc, pair = _where(bad)
-        raise ValueError("document #%d has count %r for word id %d; counts must be finite and >= 0"
-                         % (doc, pair[1], int(pair[0])))
+        raise ValueError("document #%d has count %s for word id %d; counts must be finite and >= 0"
+                         % (doc, _num(pair[1]), int(pair[0])))
     bad = counts != np.round(counts)
     if bad.any():
         doc, pair = _where(bad)
         raise ValueError(
-            "document #%d has non-integer count %r for word id %d; Q needs raw word counts "
-            "(a TF-IDF or otherwise weighted corpus cannot be used)" % (doc, pair[1], int(pair[0])))
+            "document #%d has non-integer count %s for word id %d; Q needs raw word counts "
+            "(a TF-IDF or otherwise weighted corpus cannot be used)" % (doc, _num(pair[1]), int(pair[0])))
     return lengths, ids.astype(np.int64), counts
+
+
+def _num(value):
+    """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
+    value = float(value)
+    return str(int(value)) if np.isfinite(value) and value == int(value) else repr(value)
 
 
 def _chunk_matrix(lengths, ids, counts, num_terms):

@@ -53,7 +53,9 @@ logger = logging.getLogger(__name__)
 
 _ARMIJO_C1 = 1e-4
 _NUM_TRIALS = 2
-# Width of the lane pool of the batched EG solver.
+_MAX_FAILS = 4
+# Width of the lane pool of the batched EG solver: fixed, so that a word's result does not
+# depend on how many words are solved with it.
 _L2_LANES = 256
 _KL_LANES = 128
 # A KL block holds at most this many entries of Q-bar (block_rows x V), 64 MB in float64.
@@ -114,8 +116,8 @@ class EGState(NamedTuple):
     eta: jax.Array      # last accepted step size
     n_iter: jax.Array   # iterations taken
     gap: jax.Array      # duality gap lambda^T x at x
-    stalled: jax.Array  # no decrease even for tiny steps (float64 precision reached)
-    eta0: jax.Array     # initial step size, the scale for ``stalled``
+    stalled: jax.Array  # no decrease over a range of steps (float64 precision reached)
+    fails: jax.Array    # consecutive iterations without a decrease
 
 
 def _gap(x, g):
@@ -128,22 +130,27 @@ def eg_init(value_and_grad, data, num_topics):
     f0, g0 = value_and_grad(data, x0)
     spread = jnp.max(g0) - jnp.min(g0)
     eta0 = 1.0 / jnp.where(spread > 0, spread, 1.0)
-    return EGState(x0, f0, g0, eta0, jnp.array(0), _gap(x0, g0), jnp.array(False), eta0)
+    return EGState(x0, f0, g0, eta0, jnp.array(0), _gap(x0, g0), jnp.array(False), jnp.array(0))
 
 
-def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS):
+def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS, quadratic=False):
     """One EG iteration with an Armijo line search over a ladder of step sizes.
 
     Step: :math:`x^+(\\eta) = x e^{-\\eta (g - \\min g)} / Z` (the shift keeps every exponent
     <= 0, so nothing overflows). The trial steps :math:`\\eta_j = 2^{1-j}\\eta_{prev}`,
     j = 0..num_trials-1, are evaluated together (one batched matrix product, no inner loop,
     which under ``vmap`` would run every lane as long as the slowest) and the largest one that
-    satisfies the Armijo condition :math:`f(x^+) \\le f(x) + c_1 g^T(x^+ - x)` (c_1 = 1e-4)
-    is taken. Trying twice the last accepted step first lets the step grow back to the
-    curvature (Wolfe) scale. If no trial decreases f, x is kept and the next ladder starts
-    :math:`2^{-\\text{num\\_trials}}` lower, so f never increases; once even a step of
-    :math:`10^{-30}` relative to the first fails, the problem is ``stalled`` (solved to float64
-    precision).
+    satisfies the Armijo condition :math:`f(x^+) - f(x) \\le c_1 g^T(x^+ - x) < 0`
+    (c_1 = 1e-4) with a strict decrease is taken. Trying twice the last accepted step first
+    lets the step grow back to the curvature (Wolfe) scale. If no trial decreases f, x is kept
+    and the next ladder starts :math:`2^{-\\text{num\\_trials}}` lower, so f never increases.
+
+    ``quadratic=True`` (RecoverL2) measures the decrease as
+    :math:`(x^+ - x)^T (g + g^+)/2`, exact for a quadratic and free of the cancellation of
+    :math:`f(x^+) - f(x)` between two nearly equal numbers, so the solver keeps making
+    progress down to gaps near the rounding level of the gradient. After
+    :data:`_MAX_FAILS` consecutive iterations without a decrease (a step range of
+    :math:`2^{-8}`) the problem is ``stalled``: float64 cannot resolve a further decrease.
     """
     x, f, g = state.x, state.f, state.g
     shifted = g - jnp.min(g)
@@ -155,17 +162,20 @@ def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS):
     xs = x * jnp.stack(factors[::-1])
     xs = xs / jnp.sum(xs, axis=1, keepdims=True)
     fs, gs = jax.vmap(functools.partial(value_and_grad, data))(xs)
-    ok = (fs <= f + _ARMIJO_C1 * ((xs - x) @ g)) & jnp.isfinite(fs)
+    steps = xs - x
+    decrease = 0.5 * jnp.sum(steps * (g + gs), axis=1) if quadratic else fs - f
+    ok = (decrease <= _ARMIJO_C1 * (steps @ g)) & (decrease < 0) & jnp.isfinite(fs)
     j = jnp.argmax(ok)
     moved = ok[j]
     x = jnp.where(moved, xs[j], x)
     g = jnp.where(moved, gs[j], g)
     eta = jnp.where(moved, etas[j], state.eta * 2.0 ** -num_trials)
+    fails = jnp.where(moved, 0, state.fails + 1)
     return EGState(x, jnp.where(moved, fs[j], f), g, eta, state.n_iter + 1, _gap(x, g),
-                   eta < state.eta0 * 1e-30, state.eta0)
+                   fails >= _MAX_FAILS, fails)
 
 
-def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes):
+def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, quadratic=False):
     """Solve many simplex-constrained problems by exponentiated gradient (Algorithm 5).
 
     Problem i is :math:`\\min_{x \\in \\Delta_K} f(x; \\text{params}, \\text{data}_i)`.
@@ -186,7 +196,7 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes):
     n = data.shape[0]
     vg = functools.partial(value_and_grad, params)
     init = jax.vmap(lambda row: eg_init(vg, row, num_topics))
-    update = jax.vmap(lambda row, st: eg_update(vg, row, st))
+    update = jax.vmap(lambda row, st: eg_update(vg, row, st, quadratic=quadratic))
     first = jnp.minimum(jnp.arange(lanes), n)  # lane -> problem; n means "empty"
     rows = data[jnp.minimum(first, n - 1)]
     st = init(rows)
@@ -242,7 +252,7 @@ def _kl_value_and_grad(T, b, x):
 
 @functools.partial(jax.jit, static_argnames=('lanes',))
 def _solve_l2(XX, XY, eps, max_iter, lanes):
-    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes)
+    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes, quadratic=True)
 
 
 @functools.partial(jax.jit, static_argnames=('lanes',))
@@ -259,19 +269,14 @@ def precompile(loss, num_words, num_topics, num_terms=None):
     scalars = (f64(), jax.ShapeDtypeStruct((), jnp.int64))
     if loss == 'L2':
         return compiled(_solve_l2, f64(num_topics, num_topics), f64(num_words, num_topics), *scalars,
-                        lanes=_lanes(num_words, _L2_LANES))
+                        lanes=_L2_LANES)
     return compiled(_solve_kl, f64(num_topics, num_terms), f64(num_words, num_terms), *scalars,
-                    lanes=_lanes(num_words, _KL_LANES))
+                    lanes=_KL_LANES)
 
 
 def kl_block_size(num_words, num_terms):
     """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB)."""
     return int(max(1, min(num_words, _KL_BLOCK_ENTRIES // max(num_terms, 1))))
-
-
-def _lanes(n, cap):
-    """Pool width: a power of two (few compiled shapes), at most ``cap``."""
-    return int(min(cap, 1 << max(0, int(n - 1).bit_length())))
 
 
 def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):

@@ -1,0 +1,511 @@
+"""Stage 3: the simplex-constrained problems of RecoverL2 / RecoverKL (exponentiated gradient,
+supplementary "Exponentiated gradient algorithm") and the projection onto the simplex.
+
+Every solver result is compared with a slow float64 reference written here: an active-set
+method that solves each face exactly (least squares for L2, Newton for KL) and stops at a KKT
+point. Its optimality is certified, not assumed: for a convex f on the simplex,
+f(x) - f* <= lambda^T x with lambda = grad f(x) - min_k grad f(x)_k, and the tests assert that
+this duality gap of the reference is at rounding level.
+"""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.optimize
+
+from gensim_anchor.anchors import DEFAULT_PROJECTION_DIM, find_anchors, project_rows, resolve_min_df
+from gensim_anchor.cooccurrence import build_cooccurrence
+from gensim_anchor.recovery import RecoverResult, eg_solve_kl, eg_solve_l2, project_simplex
+
+TIGHT_EPS = 1e-12
+BIG_MAX_ITER = 20000
+
+
+# ----------------------------------------------------------------------------------------------
+# Objectives in their plain (not kernelised) form, float64 numpy
+# ----------------------------------------------------------------------------------------------
+
+def l2_objective(T, b, x):
+    """||b - x^T T||^2 over all V columns."""
+    r = b - x @ T
+    return float(r @ r)
+
+
+def l2_gradient(T, b, x):
+    return -2.0 * (T @ (b - x @ T))
+
+
+def kl_columns(T, b):
+    """The columns where KL(b || x^T T) has a term: b_j > 0 (and, as recover() does, some
+    anchor row reaches j; otherwise the term is +inf for every x, a constant)."""
+    keep = (b > 0) & (T.sum(axis=0) > 0)
+    return T[:, keep], b[keep]
+
+
+def kl_objective(T, b, x):
+    """KL(b || x^T T) = sum_j b_j log(b_j / (x^T T)_j) over the columns with b_j > 0."""
+    Tk, bk = kl_columns(T, b)
+    return float(np.sum(bk * (np.log(bk) - np.log(x @ Tk))))
+
+
+def kl_gradient(T, b, x):
+    Tk, bk = kl_columns(T, b)
+    return -(Tk @ (bk / (x @ Tk)))
+
+
+def duality_gap(grad, x):
+    """lambda^T x with lambda = grad - min(grad) (supplementary, KKT test)."""
+    return float(x @ (grad - grad.min()))
+
+
+# ----------------------------------------------------------------------------------------------
+# Reference solvers
+# ----------------------------------------------------------------------------------------------
+
+def _zero_sum_basis(k):
+    """Orthonormal basis (k x (k-1)) of {z : sum z = 0}: moves that stay on the face's plane."""
+    return scipy.linalg.null_space(np.ones((1, k)))
+
+
+def l2_face_minimiser(T, b, support):
+    """argmin ||b - x^T T||^2 over the affine hull {x : x_j = 0 off support, sum x = 1}, by
+    least squares on the V x (k-1) matrix (no normal equations, so no squared condition)."""
+    support = list(support)
+    x = np.zeros(T.shape[0])
+    k = len(support)
+    x0 = np.full(k, 1.0 / k)
+    if k > 1:
+        N = _zero_sum_basis(k)
+        z = np.linalg.lstsq(T[support].T @ N, b - x0 @ T[support], rcond=None)[0]
+        x0 = x0 + N @ z
+    x[support] = x0
+    return x
+
+
+def reference_l2(T, b):
+    """Primal active-set method for min ||b - x^T T||^2 on the simplex (Nocedal & Wright,
+    Algorithm 16.3): exact face minimisers, step to the first blocking bound, free the index
+    with the most negative multiplier. Stops at a KKT point."""
+    K = T.shape[0]
+    x = np.full(K, 1.0 / K)
+    support = list(range(K))
+    for _ in range(50 * K):
+        target = l2_face_minimiser(T, b, support)
+        blocking = [j for j in support if target[j] < 0]
+        if blocking:
+            steps = {j: x[j] / (x[j] - target[j]) for j in blocking}
+            j = min(steps, key=steps.get)
+            x = x + steps[j] * (target - x)
+            x[j] = 0.0
+            support.remove(j)
+            continue
+        x = target
+        g = l2_gradient(T, b, x)
+        mu = g[support].mean()
+        free = [j for j in range(K) if j not in support]
+        if not free or g[free].min() >= mu:
+            return x
+        support.append(min(free, key=lambda j: g[j]))
+    raise RuntimeError("reference_l2 did not terminate")
+
+
+def reference_l2_by_enumeration(T, b):
+    """Exact for small K: the minimiser lies in the relative interior of some face, where it is
+    that face's affine minimiser; try every face and keep the best feasible one."""
+    K = T.shape[0]
+    best, best_f = None, np.inf
+    for k in range(1, K + 1):
+        for support in itertools.combinations(range(K), k):
+            x = l2_face_minimiser(T, b, support)
+            if x.min() >= 0:
+                f = l2_objective(T, b, x)
+                if f < best_f:
+                    best, best_f = x, f
+    return best
+
+
+def reference_kl(T, b, max_steps=500):
+    """Active-set Newton method for min KL(b || x^T T) on the simplex: Newton steps within the
+    current face (damped to stay feasible and to decrease f; near the optimum, where f can no
+    longer resolve the decrease, the full Newton step), drop an index that reaches 0, and at a
+    face optimum free the index with the most negative multiplier."""
+    Tk, bk = kl_columns(T, b)
+    K = Tk.shape[0]
+
+    def f(x):
+        return float(np.sum(bk * (np.log(bk) - np.log(x @ Tk))))
+
+    x = np.full(K, 1.0 / K)
+    support = list(range(K))
+    fx = f(x)
+    for _ in range(max_steps):
+        p = x @ Tk
+        g = -(Tk @ (bk / p))
+        d = np.zeros(K)
+        if len(support) > 1:
+            W = Tk[support] * np.sqrt(bk) / p
+            N = _zero_sum_basis(len(support))
+            H = N.T @ (W @ W.T) @ N
+            d[support] = N @ np.linalg.solve(H, -N.T @ g[support])
+        decrement = -float(g @ d)
+        moved = False
+        if decrement > 1e-30:
+            shrinking = [j for j in support if d[j] < 0]
+            limits = [x[j] / -d[j] for j in shrinking]
+            a_max = min([1.0] + limits)
+            a = a_max
+            while a > 1e-16 and not moved:
+                xn = x + a * d
+                if a == a_max < 1.0:
+                    xn[shrinking[int(np.argmin(limits))]] = 0.0
+                xn = np.maximum(xn, 0.0)
+                if np.all(xn @ Tk > 0) and f(xn) < fx:
+                    moved = True
+                else:
+                    a /= 2
+            if not moved and decrement < 1e-12 and a_max == 1.0 and np.abs(d).max() > 1e-17:
+                xn, moved = x + d, True
+            if moved:
+                x = xn / xn.sum()
+                fx = f(x)
+                support = [j for j in support if x[j] > 0]
+                continue
+        mu = g[support].mean()
+        free = [j for j in range(K) if j not in support]
+        if not free or g[free].min() >= mu:
+            return x
+        support = sorted(support + [min(free, key=lambda j: g[j])])
+    raise RuntimeError("reference_kl did not terminate")
+
+
+# ----------------------------------------------------------------------------------------------
+# Random well-conditioned problems
+# ----------------------------------------------------------------------------------------------
+
+def random_problems(seed, num_words=24, K=5, V=60):
+    """K anchor rows (distributions over V words) and num_words rows to reconstruct: sparse
+    mixtures of the anchors (some weights exactly 0 at the optimum) plus off-hull noise, so
+    that the optimum is unique, sometimes on a face, and has f* > 0."""
+    rng = np.random.default_rng(seed)
+    T = rng.dirichlet(np.ones(V), size=K)
+    mix = rng.dirichlet(np.full(K, 0.4), size=num_words)
+    B = 0.8 * mix @ T + 0.2 * rng.dirichlet(np.ones(V), size=num_words)
+    return T, B
+
+
+@pytest.fixture(scope='module', params=[0, 1])
+def problems(request):
+    return random_problems(request.param)
+
+
+def check_reference_certificate(grad, x, scale, tol):
+    assert np.all(x >= 0) and abs(x.sum() - 1.0) < 1e-12
+    gap = duality_gap(grad, x)
+    assert gap <= tol * scale, "reference not optimal: gap %.3g" % gap
+
+
+# ----------------------------------------------------------------------------------------------
+# The references themselves
+# ----------------------------------------------------------------------------------------------
+
+def test_reference_l2_is_exact(problems):
+    T, B = problems
+    for b in B:
+        x = reference_l2(T, b)
+        check_reference_certificate(l2_gradient(T, b, x), x, l2_objective(T, b, x), 1e-12)
+        np.testing.assert_allclose(x, reference_l2_by_enumeration(T, b), rtol=0, atol=1e-12)
+
+
+def test_reference_kl_is_optimal(problems):
+    T, B = problems
+    for b in B[:8]:
+        x = reference_kl(T, b)
+        check_reference_certificate(kl_gradient(T, b, x), x, 1.0, 1e-13)
+        # An independent general-purpose solver agrees (to its own, lower, precision).
+        slsqp = scipy.optimize.minimize(
+            lambda y: kl_objective(T, b, y), np.full(len(x), 1.0 / len(x)),
+            jac=lambda y: kl_gradient(T, b, y), method='SLSQP', bounds=[(1e-15, 1)] * len(x),
+            constraints=[{'type': 'eq', 'fun': lambda y: y.sum() - 1.0, 'jac': lambda y: np.ones_like(y)}],
+            options={'ftol': 1e-15, 'maxiter': 1000})
+        assert kl_objective(T, b, x) <= slsqp.fun + 1e-12
+        np.testing.assert_allclose(x, slsqp.x, atol=1e-4)
+
+
+# ----------------------------------------------------------------------------------------------
+# eg_solve_l2 and eg_solve_kl against the references
+# ----------------------------------------------------------------------------------------------
+
+def compare_l2(T, B, result, words=None):
+    """Per word: (relative objective excess, max weight error, objective excess, solver gap)."""
+    rows = []
+    for i, b in enumerate(B):
+        x_ref = reference_l2(T, b)
+        f_ref = l2_objective(T, b, x_ref)
+        check_reference_certificate(l2_gradient(T, b, x_ref), x_ref, f_ref, 1e-10)
+        x = result.weights[i]
+        f = l2_objective(T, b, x)
+        rows.append(((f - f_ref) / f_ref, np.abs(x - x_ref).max(), f - f_ref, result.gap[i]))
+    return np.array(rows)
+
+
+def compare_kl(T, B, result):
+    rows = []
+    for i, b in enumerate(B):
+        x_ref = reference_kl(T, b)
+        f_ref = kl_objective(T, b, x_ref)
+        check_reference_certificate(kl_gradient(T, b, x_ref), x_ref, 1.0, 1e-12)
+        x = result.weights[i]
+        f = kl_objective(T, b, x)
+        rows.append(((f - f_ref) / f_ref, np.abs(x - x_ref).max(), f - f_ref, result.gap[i]))
+    return np.array(rows)
+
+
+def check_result_shape(result, n, K, max_iter, eps):
+    assert isinstance(result, RecoverResult)
+    assert result.weights.shape == (n, K) and result.weights.dtype == np.float64
+    assert result.n_iter.shape == result.gap.shape == result.converged.shape == (n,)
+    assert np.all(result.weights >= 0)
+    np.testing.assert_allclose(result.weights.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert np.all((result.n_iter >= 1) & (result.n_iter <= max_iter))
+    assert result.converged.dtype == bool
+    np.testing.assert_array_equal(result.converged, result.gap < eps)
+    assert np.all(result.gap >= 0)
+
+
+def test_eg_solve_l2_matches_reference(problems):
+    T, B = problems
+    result = eg_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
+    check_result_shape(result, len(B), T.shape[0], BIG_MAX_ITER, TIGHT_EPS)
+    stats = compare_l2(T, B, result)
+    rel, dx = stats[:, 0], stats[:, 1]
+    assert rel.max() <= 1e-6, "worst relative objective excess %.3g" % rel.max()
+    assert dx.max() <= 1e-4, "worst weight error %.3g" % dx.max()
+
+
+def test_eg_solve_kl_matches_reference(problems):
+    T, B = problems
+    result = eg_solve_kl(T, B, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
+    check_result_shape(result, len(B), T.shape[0], BIG_MAX_ITER, TIGHT_EPS)
+    stats = compare_kl(T, B, result)
+    rel, dx = stats[:, 0], stats[:, 1]
+    assert rel.max() <= 1e-6, "worst relative objective excess %.3g" % rel.max()
+    assert dx.max() <= 1e-4, "worst weight error %.3g" % dx.max()
+
+
+@pytest.mark.parametrize('loss', ['L2', 'KL'])
+@pytest.mark.parametrize('max_iter', [3, 30, 300])
+def test_gap_bounds_suboptimality(problems, loss, max_iter):
+    """The returned gap is lambda^T x at the returned x (recomputed here) and bounds
+    f(x) - f* from above, also when the solver is stopped early."""
+    T, B = problems
+    eps = 1e-9
+    if loss == 'L2':
+        result = eg_solve_l2(T @ T.T, B @ T.T, eps=eps, max_iter=max_iter)
+        stats = compare_l2(T, B, result)
+        grads = [l2_gradient(T, b, x) for b, x in zip(B, result.weights)]
+        scale = np.array([b @ b for b in B])
+    else:
+        result = eg_solve_kl(T, B, eps=eps, max_iter=max_iter)
+        stats = compare_kl(T, B, result)
+        grads = [kl_gradient(T, b, x) for b, x in zip(B, result.weights)]
+        scale = np.ones(len(B))
+    check_result_shape(result, len(B), T.shape[0], max_iter, eps)
+    recomputed = np.array([duality_gap(g, x) for g, x in zip(grads, result.weights)])
+    np.testing.assert_allclose(result.gap, recomputed, rtol=1e-6, atol=1e-14 * scale.max())
+    excess = stats[:, 2]
+    assert np.all(excess <= result.gap + 1e-14 * scale), (excess - result.gap).max()
+    assert np.all(excess >= -1e-14 * scale)
+
+
+@pytest.mark.parametrize('loss', ['L2', 'KL'])
+def test_one_iteration_is_not_converged(problems, loss):
+    T, B = problems
+    if loss == 'L2':
+        result = eg_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=1)
+    else:
+        result = eg_solve_kl(T, B, eps=TIGHT_EPS, max_iter=1)
+    np.testing.assert_array_equal(result.n_iter, 1)
+    assert not result.converged.any()
+    assert np.all(result.gap >= TIGHT_EPS)
+
+
+def test_loose_eps_converges_quickly(problems):
+    T, B = problems
+    result = eg_solve_l2(T @ T.T, B @ T.T, eps=1e-6, max_iter=BIG_MAX_ITER)
+    assert result.converged.all()
+    assert result.n_iter.max() < BIG_MAX_ITER
+    assert np.all(result.gap < 1e-6)
+
+
+def test_empty_batch():
+    T, _ = random_problems(0)
+    for result in (eg_solve_l2(T @ T.T, np.zeros((0, 5))), eg_solve_kl(T, np.zeros((0, 60)))):
+        assert result.weights.shape == (0, 5)
+        assert result.n_iter.shape == result.gap.shape == result.converged.shape == (0,)
+
+
+@pytest.mark.parametrize('loss', ['L2', 'KL'])
+def test_result_does_not_depend_on_batch_order(problems, loss):
+    T, B = problems
+    perm = np.random.default_rng(0).permutation(len(B))
+    solve = (lambda rows: eg_solve_l2(T @ T.T, rows @ T.T, eps=TIGHT_EPS, max_iter=2000)) \
+        if loss == 'L2' else (lambda rows: eg_solve_kl(T, rows, eps=TIGHT_EPS, max_iter=2000))
+    together = solve(B)
+    permuted = solve(B[perm])
+    np.testing.assert_array_equal(permuted.weights, together.weights[perm])
+    np.testing.assert_array_equal(permuted.n_iter, together.n_iter[perm])
+
+
+@pytest.mark.parametrize('loss', ['L2', 'KL'])
+def test_result_does_not_depend_on_batch_composition(loss):
+    """A word's weights must not depend on which other words are solved with it: one word at a
+    time and all words together agree. The lane pool has a fixed width, so only the rounding of
+    XLA's matrix product may differ with a row's position in it (up to ~1e-8 here, for words
+    still iterating at the tight eps); a dependence on the batch would show far above that."""
+    T, B = random_problems(3, num_words=12)
+    if loss == 'L2':
+        solve = lambda rows: eg_solve_l2(T @ T.T, rows @ T.T, eps=TIGHT_EPS, max_iter=2000)
+    else:
+        solve = lambda rows: eg_solve_kl(T, rows, eps=TIGHT_EPS, max_iter=2000)
+    together = solve(B)
+    alone = [solve(B[i:i + 1]) for i in range(len(B))]
+    halves = [solve(B[:5]), solve(B[5:])]
+    for name, parts in (('one at a time', alone), ('two batches', halves)):
+        weights = np.vstack([r.weights for r in parts])
+        gap = np.concatenate([r.gap for r in parts])
+        np.testing.assert_allclose(weights, together.weights, rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(gap, together.gap, rtol=0.5, atol=1e-9, err_msg=name)
+
+
+def test_eg_stops_when_float64_precision_is_exhausted():
+    """eg_update's contract: when no step decreases f any more, the problem is "stalled" and
+    the lane stops. With an unreachable eps, a problem solved to rounding level must stop well
+    before max_iter rather than spin until it."""
+    XX = np.array([[1.0, 0.2], [0.2, 1.0]])
+    XY = (0.3 * XX[0] + 0.7 * XX[1])[None, :]
+    result = eg_solve_l2(XX, XY, eps=0.0, max_iter=50000)
+    np.testing.assert_allclose(result.weights, [[0.3, 0.7]], atol=1e-7)
+    assert result.n_iter[0] < 50000, "ran to max_iter with gap %.3g" % result.gap[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# project_simplex
+# ----------------------------------------------------------------------------------------------
+
+def reference_projection(y):
+    """Euclidean projection of one vector onto the simplex: x = max(y - theta, 0) with theta
+    the root of sum(max(y - theta, 0)) = 1, found by bisection (the sum is monotone in theta)."""
+    lo, hi = y.min() - 1.0, y.max()
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.maximum(y - mid, 0.0).sum() > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return np.maximum(y - 0.5 * (lo + hi), 0.0)
+
+
+@pytest.mark.parametrize('seed', range(3))
+def test_project_simplex_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((7, 25)) * rng.choice([0.01, 1.0, 30.0], size=25)
+    X = project_simplex(Y, axis=0)
+    assert X.shape == Y.shape
+    for j in range(Y.shape[1]):
+        np.testing.assert_allclose(X[:, j], reference_projection(Y[:, j]), rtol=0, atol=1e-12)
+    # axis=1 projects rows; the result is the transpose.
+    np.testing.assert_allclose(project_simplex(Y.T, axis=1), X.T, rtol=0, atol=0)
+
+
+def test_project_simplex_properties():
+    rng = np.random.default_rng(5)
+    Y = rng.standard_normal((6, 40)) * 3
+    X = project_simplex(Y)
+    assert np.all(X >= 0)
+    np.testing.assert_allclose(X.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+    # Idempotent: points of the simplex are their own projections.
+    np.testing.assert_allclose(project_simplex(X), X, rtol=0, atol=1e-15)
+    P = rng.dirichlet(np.ones(6), size=10).T
+    np.testing.assert_allclose(project_simplex(P), P, rtol=0, atol=1e-15)
+    # The projection is the closest simplex point: no random simplex point is closer.
+    Z = rng.dirichlet(np.ones(6), size=(200,)).T
+    for j in range(Y.shape[1]):
+        d_proj = np.linalg.norm(Y[:, j] - X[:, j])
+        assert np.all(np.linalg.norm(Y[:, [j]] - Z, axis=0) >= d_proj - 1e-12)
+    # Shift invariance: adding a constant to a column does not change its projection.
+    np.testing.assert_allclose(project_simplex(Y + 5.0), X, rtol=0, atol=1e-12)
+    # Edge cases: equal entries give the centre; a dominant entry gives a vertex.
+    np.testing.assert_allclose(project_simplex(np.full((4, 1), 7.0)), np.full((4, 1), 0.25), atol=1e-15)
+    np.testing.assert_allclose(project_simplex(np.array([[10.0], [0.0], [-1.0]])), [[1.0], [0.0], [0.0]])
+
+
+def test_project_simplex_does_not_mutate_input():
+    Y = np.random.default_rng(6).standard_normal((5, 4))
+    Y0 = Y.copy()
+    project_simplex(Y)
+    project_simplex(Y, axis=1)
+    np.testing.assert_array_equal(Y, Y0)
+
+
+# ----------------------------------------------------------------------------------------------
+# The key test: real KOS rows, the solver against the slow references
+# ----------------------------------------------------------------------------------------------
+
+KOS_K = 20
+
+
+@pytest.fixture(scope='module')
+def kos_problem(kos_corpus):
+    """Q of KOS, K = 20 anchors found as AnchorModel finds them, and the rows of Q-bar of the
+    anchors (T) and of a seeded sample of 40 other words (B)."""
+    cooc = build_cooccurrence(kos_corpus, num_terms=6906)
+    p_w = cooc.row_sums()
+    min_df = resolve_min_df(None, cooc.num_docs)
+    candidates = np.flatnonzero((cooc.doc_freq >= min_df) & (p_w > 0))
+    Y = project_rows(cooc, p_w, candidates, DEFAULT_PROJECTION_DIM, seed=0)
+    anchors = candidates[find_anchors(Y, KOS_K).indices]
+    rng = np.random.default_rng(2013)
+    pool = np.setdiff1d(np.flatnonzero(p_w > 0), anchors)
+    words = rng.choice(pool, 40, replace=False)
+    T = cooc.rows(anchors) / p_w[anchors, None]
+    B = cooc.rows(words) / p_w[words, None]
+    return dict(T=T, B=B, words=words, anchors=anchors)
+
+
+def _report(stats, words):
+    worst = np.argsort(-stats[:, 0])[:3]
+    return "; ".join("word %d: rel %.3g, |dx| %.3g, gap %.3g" % (words[i], stats[i, 0], stats[i, 1], stats[i, 3])
+                     for i in worst)
+
+
+def test_kos_l2_matches_reference(kos_problem):
+    """RecoverL2 on KOS rows: the vmapped kernelised solver reaches the optimum of the full
+    V-dimensional objective ||Q-bar_i - x^T Q-bar_S||^2 (float64 least-squares reference)."""
+    T, B, words = kos_problem['T'], kos_problem['B'], kos_problem['words']
+    result = eg_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
+    check_result_shape(result, len(B), KOS_K, BIG_MAX_ITER, TIGHT_EPS)
+    stats = compare_l2(T, B, result)
+    assert np.all(stats[:, 2] <= stats[:, 3] + 1e-15), "gap is not an upper bound"
+    assert stats[:, 0].max() <= 1e-6, _report(stats, words)
+    assert stats[:, 1].max() <= 1e-4, _report(stats, words)
+
+
+def test_kos_kl_matches_reference(kos_problem):
+    """RecoverKL on KOS rows: KL(Q-bar_i || x^T Q-bar_S) over the columns where Q-bar_i > 0.
+
+    Input as recover() prepares it (columns no anchor reaches are zeroed: their term is +inf
+    for every x). 32 of the 40 words (one pool of 32 lanes), max_iter 2000: each iteration
+    costs O(K V) per lane here, and the solver stalls or reaches the tolerances below long
+    before 2000 iterations on these words."""
+    T, B, words = kos_problem['T'], kos_problem['B'][:32], kos_problem['words'][:32]
+    dead = T.sum(axis=0) <= 0
+    B = np.maximum(B, 0.0)
+    B[:, dead] = 0.0
+    max_iter = 2000
+    result = eg_solve_kl(T, B, eps=TIGHT_EPS, max_iter=max_iter)
+    check_result_shape(result, len(B), KOS_K, max_iter, TIGHT_EPS)
+    stats = compare_kl(T, B, result)
+    assert np.all(stats[:, 2] <= stats[:, 3] + 1e-13), "gap is not an upper bound"
+    assert stats[:, 0].max() <= 1e-6, _report(stats, words)
+    assert stats[:, 1].max() <= 1e-4, _report(stats, words)
