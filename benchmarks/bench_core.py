@@ -250,8 +250,9 @@ def main(argv=None):
 
     info = machine()
     print("KOS, K=%d; code %s; %s, %s usable CPU(s); python %s, numpy %s, jax %s (%s), "
-          "gensim %s" % (args.num_topics, info['git'], info['cpu'], info['cpus_usable'], info['python'], info['numpy'],
-        info['jax'], info['jax_backend'], info['gensim']))
+          "gensim %s" % (args.num_topics, info['git'], info['cpu'], info['cpus_usable'],
+                         info['python'], info['numpy'], info['jax'], info['jax_backend'],
+                         info['gensim']))
     methods = ['anchor_l2'] + ([] if args.skip_kl else ['anchor_kl'])
     methods += ['lda'] if args.lda_passes > 0 else []
     results = {method: run_worker(method, args) for method in methods}

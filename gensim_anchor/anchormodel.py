@@ -59,6 +59,7 @@ import time
 import numpy as np
 from gensim import interfaces, matutils, utils
 from gensim.models import basemodel
+from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from ._defaults import DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, LOSSES, Q_MODES
@@ -234,7 +235,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if self._cooccurrence is not None:
             cooc = self._cooccurrence.merge(cooc)
         self.timings = {'cooccurrence': time.perf_counter() - start}
-        self._fit(cooc)
+        # The numpy products of the fit are small (K x V); BLAS threads would only fight with
+        # XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
+        with threadpool_limits(limits=1, user_api='blas'):
+            self._fit(cooc)
         self._cooccurrence = cooc
         self.add_lifecycle_event(
             "created" if self.num_docs == cooc.num_docs else "updated",

@@ -1,6 +1,5 @@
 """The ``gensim-anchor`` command line, run in-process through ``main(argv)``."""
 import gzip
-import pickle
 import re
 import subprocess
 import sys
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 from gensim.corpora import Dictionary, MmCorpus
 from gensim.parsing.preprocessing import STOPWORDS
+from gensim.utils import SaveLoad
 
 from gensim_anchor import AnchorModel
 from gensim_anchor.cli import main
@@ -103,8 +103,7 @@ def bow_files(tmp_path_factory):
     dictionary.save(str(path / 'dict.pkl'))
     dictionary.save_as_text(str(path / 'dict.txt'))
     dictionary.save_as_text(str(path / 'dict_text_no_ext'))
-    with open(path / 'model.pkl', 'wb') as fout:  # a pickle, but no Dictionary
-        pickle.dump([1, 2], fout)
+    SaveLoad().save(str(path / 'other.pkl'))  # a gensim object, but no Dictionary
 
     (path / 'vocab.txt').write_text("\n".join(vocab) + "\n")
     nnz = sum(len(doc) for doc in corpus)
@@ -200,7 +199,7 @@ def test_quiet(bow_files, capsys):
     (['--mm', '{bow}/corpus.mm', '--dict', '{bow}/corpus.mm'],
      "cannot read dictionary {bow}/corpus.mm: neither a saved Dictionary"),
     (['--mm', '{bow}/corpus.mm', '--dict', '{bow}/vocab.txt'], "cannot read text dictionary"),
-    (['--mm', '{bow}/corpus.mm', '--dict', '{bow}/model.pkl'], "holds a list, not a gensim"),
+    (['--mm', '{bow}/corpus.mm', '--dict', '{bow}/other.pkl'], "holds a SaveLoad, not a gensim"),
     # Raised by AnchorModel: reported the same way.
     (['--num-topics', '1'], "num_topics must be >= 2"),
     (['--ldac', '{bow}/corpus.ldac', '{bow}/vocab.txt', '-k', '41'],
