@@ -247,9 +247,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     def _fit(self, cooc):
         # The JAX stages are imported here, not at module level: a saved model loads without JAX.
         from .anchors import find_anchors, project_rows, resolve_min_df
-        from .anchors import precompile as precompile_anchors
-        from .recovery import kl_block_size, recover
-        from .recovery import precompile as precompile_recovery
+        from .recovery import recover
 
         K, V = self.num_topics, cooc.num_terms
         if K > V:
@@ -262,15 +260,6 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 "only %d words occur in at least anchor_min_df=%d documents (and in a document of "
                 "two or more tokens), fewer than num_topics=%d: lower anchor_min_df or num_topics"
                 % (len(candidates), min_df, K))
-
-        # Compile the anchor search and the solver in the background while Q-bar is projected.
-        dim = self.projection_dim if self.projection_dim and self.projection_dim < V else V
-        precompile_anchors(len(candidates), dim, K, self.cleanup)
-        if self.loss != 'original':
-            num_words = int((p_w > 0).sum()) - K
-            if self.loss == 'KL':
-                num_words = kl_block_size(num_words, V)
-            precompile_recovery(self.loss, num_words, K, V)
 
         start = time.perf_counter()
         Y = project_rows(cooc, p_w, candidates, self.projection_dim, self._projection_seed)

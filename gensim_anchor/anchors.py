@@ -39,7 +39,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._compile import compiled
 from ._defaults import DEFAULT_PROJECTION_DIM
 from ._validation import check_min_df
 
@@ -49,6 +48,8 @@ logger = logging.getLogger(__name__)
 #: (the authors' threshold), at most DEFAULT_MIN_DF_FRACTION of the documents on small corpora.
 DEFAULT_MIN_DF = 100
 DEFAULT_MIN_DF_FRACTION = 0.05
+# Columns of the random projection generated at a time.
+_PROJECTION_BLOCK = 128
 
 
 class AnchorResult(NamedTuple):
@@ -119,15 +120,21 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0)
     if not projection_dim or projection_dim >= V:
         return cooc.rows(rows) / p_w[rows, None]
     rng = np.random.default_rng(seed)
-    P = rng.standard_normal((V, projection_dim), dtype=np.float32)
-    P *= np.float32(1.0 / math.sqrt(projection_dim))
-    if cooc.mode == 'dense':
-        QP = cooc.matmul(P, dtype=np.float32)[rows]
-    else:
-        H = cooc.H_tilde.astype(np.float32)
-        HP = H.T @ P
-        QP = H[rows] @ HP - cooc.h_hat[rows, None].astype(np.float32) * P[rows]
-        QP /= np.float32(cooc.num_docs)
+    scale = np.float32(1.0 / math.sqrt(projection_dim))
+    H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None
+    H_rows = H[rows] if H is not None else None
+    QP = np.empty((len(rows), projection_dim), dtype=np.float32)
+    # Column blocks of P: the V x d Gaussian never exists whole (memory O(V * block)).
+    for lo in range(0, projection_dim, _PROJECTION_BLOCK):
+        width = min(_PROJECTION_BLOCK, projection_dim - lo)
+        P = rng.standard_normal((V, width), dtype=np.float32)
+        P *= scale
+        if H is None:
+            QP[:, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
+        else:
+            block = H_rows @ (H.T @ P)
+            block -= cooc.h_hat[rows, None].astype(np.float32) * P[rows]
+            QP[:, lo:lo + width] = block / np.float32(cooc.num_docs)
     return QP.astype(np.float64) / p_w[rows, None]
 
 
@@ -158,8 +165,7 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
     Notes
     -----
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
-    index. Only K and ``cleanup`` are static under jit; the executable for a shape is compiled
-    once (:func:`precompile` starts that early).
+    index. Only K and ``cleanup`` are static under jit: one compilation per shape of Y.
 
     """
     Y = np.asarray(Y, dtype=np.float64)
@@ -167,9 +173,9 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
     mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     if int(mask.sum()) < num_topics:
         raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics))
-    executable = precompile(N, Y.shape[1], num_topics, cleanup).result()
     with jax.enable_x64(True):
-        S, dist, S0, ok = executable(jnp.asarray(Y), jnp.asarray(mask))
+        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), num_topics=num_topics,
+                                             cleanup=bool(cleanup))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
     if not ok:
@@ -238,9 +244,3 @@ def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
 
 _fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup'))
 
-
-def precompile(num_points, dim, num_topics, cleanup=True):
-    """Start compiling :func:`find_anchors` for N x d points in the background; a future."""
-    return compiled(_fast_anchor_words, jax.ShapeDtypeStruct((num_points, dim), jnp.float64),
-                    jax.ShapeDtypeStruct((num_points,), jnp.bool_), num_topics=num_topics,
-                    cleanup=bool(cleanup))

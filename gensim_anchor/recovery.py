@@ -46,7 +46,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._compile import compiled
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
 
 logger = logging.getLogger(__name__)
@@ -54,9 +53,11 @@ logger = logging.getLogger(__name__)
 _ARMIJO_C1 = 1e-4
 _NUM_TRIALS = 2
 _MAX_FAILS = 4
+# Refill the lane pool once 1/_REFILL_FRACTION of its lanes are idle.
+_REFILL_FRACTION = 4
 # Width of the lane pool of the batched EG solver: fixed, so that a word's result does not
 # depend on how many words are solved with it.
-_L2_LANES = 256
+_L2_LANES = 128
 _KL_LANES = 128
 # A KL block holds at most this many entries of Q-bar (block_rows x V), 64 MB in float64.
 _KL_BLOCK_ENTRIES = 1 << 23
@@ -184,7 +185,7 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
     :math:`\\lambda^T x < \\epsilon`, with :math:`\\lambda = \\nabla f - \\min_k \\nabla f_k`), hit
     ``max_iter`` or stalled writes its result and takes the next problem. The work is then
     proportional to the total number of iterations, not to n times the slowest problem,
-    and one compiled function serves any n.
+    and one compilation serves every call with the same shapes.
 
     For convex f, :math:`f(x) - f^* \\le \\lambda^T x`: the stopping rule is the KKT /
     duality-gap test of the paper's supplementary material.
@@ -206,7 +207,8 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
     out_gap = jnp.zeros(n + 1, st.gap.dtype)
 
     def cond(c):
-        return jnp.any(c[0] < n)
+        word, nxt = c[0], c[3]
+        return jnp.any(word < n) | (nxt < n)
 
     def body(c):
         word, rows, st, nxt, out_x, out_it, out_gap = c
@@ -217,20 +219,25 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
         out_x = out_x.at[slot].set(st.x)
         out_it = out_it.at[slot].set(st.n_iter)
         out_gap = out_gap.at[slot].set(st.gap)
-        new_word = nxt + jnp.cumsum(done) - 1
-        new_word = jnp.where(new_word < n, new_word, n)
-        word = jnp.where(done, new_word, jnp.where(active, word, n))
-        refill = done & (word < n)
+        word = jnp.where(done, n, word)
+        idle = word >= n
+        # Refilling costs one more gradient for the whole pool, so it waits until a quarter of
+        # the lanes are idle (or all are, at the end).
+        refill_now = (nxt < n) & ((jnp.sum(idle) * _REFILL_FRACTION >= lanes) | ~jnp.any(~idle))
 
         def load(args):
-            rows, st = args
+            word, rows, st, nxt = args
+            new_word = nxt + jnp.cumsum(idle) - 1
+            refill = idle & (new_word < n)
+            word = jnp.where(refill, new_word, word)
             fresh_rows = data[jnp.minimum(word, n - 1)]
             fresh = init(fresh_rows)
             pick = lambda a, b: jnp.where(refill.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-            return pick(fresh_rows, rows), jax.tree_util.tree_map(pick, fresh, st)
+            return (word, pick(fresh_rows, rows), jax.tree_util.tree_map(pick, fresh, st),
+                    jnp.minimum(nxt + jnp.sum(idle), n))
 
-        rows, st = jax.lax.cond(jnp.any(refill), load, lambda a: a, (rows, st))
-        return word, rows, st, nxt + jnp.sum(done), out_x, out_it, out_gap
+        word, rows, st, nxt = jax.lax.cond(refill_now, load, lambda a: a, (word, rows, st, nxt))
+        return word, rows, st, nxt, out_x, out_it, out_gap
 
     carry = (first, rows, st, jnp.minimum(lanes, n), out_x, out_it, out_gap)
     _, _, _, _, out_x, out_it, out_gap = jax.lax.while_loop(cond, body, carry)
@@ -260,20 +267,6 @@ def _solve_kl(T, B, eps, max_iter, lanes):
     return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes)
 
 
-def precompile(loss, num_words, num_topics, num_terms=None):
-    """Start compiling the solver for ``num_words`` problems in the background; a future.
-
-    For 'KL', ``num_words`` is the block size and ``num_terms`` (V) is needed.
-    """
-    f64 = lambda *shape: jax.ShapeDtypeStruct(shape, jnp.float64)
-    scalars = (f64(), jax.ShapeDtypeStruct((), jnp.int64))
-    if loss == 'L2':
-        return compiled(_solve_l2, f64(num_topics, num_topics), f64(num_words, num_topics), *scalars,
-                        lanes=_L2_LANES)
-    return compiled(_solve_kl, f64(num_topics, num_terms), f64(num_words, num_terms), *scalars,
-                    lanes=_KL_LANES)
-
-
 def kl_block_size(num_words, num_terms):
     """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB)."""
     return int(max(1, min(num_words, _KL_BLOCK_ENTRIES // max(num_terms, 1))))
@@ -298,10 +291,10 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     XY = np.asarray(XY, dtype=np.float64)
     if XY.shape[0] == 0:
         return _empty_result(np.shape(XX)[0])
-    executable = precompile('L2', XY.shape[0], XY.shape[1]).result()
     with jax.enable_x64(True):
-        x, it, gap = executable(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
-                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64))
+        x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
+                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+                               lanes=_L2_LANES)
         return _result(x, it, gap, eps)
 
 
@@ -322,10 +315,10 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     B = np.asarray(B, dtype=np.float64)
     if B.shape[0] == 0:
         return _empty_result(np.shape(T)[0])
-    executable = precompile('KL', B.shape[0], T.shape[0], B.shape[1]).result()
     with jax.enable_x64(True):
-        x, it, gap = executable(jnp.asarray(T, jnp.float64), jnp.asarray(B),
-                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64))
+        x, it, gap = _solve_kl(jnp.asarray(T, jnp.float64), jnp.asarray(B),
+                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+                               lanes=_KL_LANES)
         return _result(x, it, gap, eps)
 
 
