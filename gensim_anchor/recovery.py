@@ -51,7 +51,6 @@ from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
 logger = logging.getLogger(__name__)
 
 _ARMIJO_C1 = 1e-4
-_NUM_TRIALS = 2
 _MAX_FAILS = 4
 # Refill the lane pool once 1/_REFILL_FRACTION of its lanes are idle.
 _REFILL_FRACTION = 4
@@ -134,17 +133,18 @@ def eg_init(value_and_grad, data, num_topics):
     return EGState(x0, f0, g0, eta0, jnp.array(0), _gap(x0, g0), jnp.array(False), jnp.array(0))
 
 
-def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS, quadratic=False):
-    """One EG iteration with an Armijo line search over a ladder of step sizes.
+def eg_update(value_and_grad, data, state, quadratic=False):
+    """One EG iteration with an Armijo line search over two trial step sizes.
 
     Step: :math:`x^+(\\eta) = x e^{-\\eta (g - \\min g)} / Z` (the shift keeps every exponent
-    <= 0, so nothing overflows). The trial steps :math:`\\eta_j = 2^{1-j}\\eta_{prev}`,
-    j = 0..num_trials-1, are evaluated together (one batched matrix product, no inner loop,
-    which under ``vmap`` would run every lane as long as the slowest) and the largest one that
-    satisfies the Armijo condition :math:`f(x^+) - f(x) \\le c_1 g^T(x^+ - x) < 0`
-    (c_1 = 1e-4) with a strict decrease is taken. Trying twice the last accepted step first
-    lets the step grow back to the curvature (Wolfe) scale. If no trial decreases f, x is kept
-    and the next ladder starts :math:`2^{-\\text{num\\_trials}}` lower, so f never increases.
+    <= 0, so nothing overflows). The trials :math:`2\\eta_{prev}` and :math:`\\eta_{prev}` are
+    evaluated together (no inner loop, which under ``vmap`` would run every lane as long as
+    the slowest; one ``exp`` serves both, since :math:`e^{-2\\eta s} = (e^{-\\eta s})^2`) and the
+    larger one that satisfies the Armijo condition
+    :math:`f(x^+) - f(x) \\le c_1 g^T(x^+ - x) < 0` (c_1 = 1e-4, a strict decrease) is taken.
+    Trying twice the last accepted step first lets the step grow back to the curvature (Wolfe)
+    scale. If neither decreases f, x is kept and the next pair starts four times lower, so f
+    never increases.
 
     ``quadratic=True`` (RecoverL2) measures the decrease as
     :math:`(x^+ - x)^T (g + g^+)/2`, exact for a quadratic and free of the cancellation of
@@ -153,27 +153,30 @@ def eg_update(value_and_grad, data, state, num_trials=_NUM_TRIALS, quadratic=Fal
     :data:`_MAX_FAILS` consecutive iterations without a decrease (a step range of
     :math:`2^{-8}`) the problem is ``stalled``: float64 cannot resolve a further decrease.
     """
-    x, f, g = state.x, state.f, state.g
+    x, f, g, eta = state.x, state.f, state.g, state.eta
     shifted = g - jnp.min(g)
-    etas = state.eta * 2.0 ** (1 - jnp.arange(num_trials))
-    # One exp for the whole ladder: exp(-2^j eta_min s) is the j-th square of exp(-eta_min s).
-    factors = [jnp.exp(-etas[-1] * shifted)]
-    for _ in range(num_trials - 1):
-        factors.append(factors[-1] * factors[-1])
-    xs = x * jnp.stack(factors[::-1])
-    xs = xs / jnp.sum(xs, axis=1, keepdims=True)
-    fs, gs = jax.vmap(functools.partial(value_and_grad, data))(xs)
-    steps = xs - x
-    decrease = 0.5 * jnp.sum(steps * (g + gs), axis=1) if quadratic else fs - f
-    ok = (decrease <= _ARMIJO_C1 * (steps @ g)) & (decrease < 0) & jnp.isfinite(fs)
-    j = jnp.argmax(ok)
-    moved = ok[j]
-    x = jnp.where(moved, xs[j], x)
-    g = jnp.where(moved, gs[j], g)
-    eta = jnp.where(moved, etas[j], state.eta * 2.0 ** -num_trials)
+    e_small = jnp.exp(-eta * shifted)
+    x_small = x * e_small
+    x_large = x_small * e_small
+    x_small = x_small / jnp.sum(x_small)
+    x_large = x_large / jnp.sum(x_large)
+
+    def trial(x_new):
+        f_new, g_new = value_and_grad(data, x_new)
+        step = x_new - x
+        decrease = 0.5 * jnp.dot(step, g + g_new) if quadratic else f_new - f
+        ok = (decrease <= _ARMIJO_C1 * jnp.dot(step, g)) & (decrease < 0) & jnp.isfinite(f_new)
+        return f_new, g_new, ok
+
+    f_large, g_large, ok_large = trial(x_large)
+    f_small, g_small, ok_small = trial(x_small)
+    pick = lambda large, small, old: jnp.where(ok_large, large, jnp.where(ok_small, small, old))
+    moved = ok_large | ok_small
+    x = pick(x_large, x_small, x)
+    g = pick(g_large, g_small, g)
     fails = jnp.where(moved, 0, state.fails + 1)
-    return EGState(x, jnp.where(moved, fs[j], f), g, eta, state.n_iter + 1, _gap(x, g),
-                   fails >= _MAX_FAILS, fails)
+    return EGState(x, pick(f_large, f_small, f), g, pick(2.0 * eta, eta, 0.25 * eta),
+                   state.n_iter + 1, _gap(x, g), fails >= _MAX_FAILS, fails)
 
 
 def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, quadratic=False):
