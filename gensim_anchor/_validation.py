@@ -67,3 +67,22 @@ def check_min_df(value):
         raise ValueError("anchor_min_df as a float is a fraction of documents and must lie in "
                          "(0, 1], got %r" % (value,))
     return value
+
+
+def check_prior(name, value, size, options, topics=None):
+    """A Dirichlet prior as LdaModel takes it: a named option, None, a number > 0, or ``size``
+    numbers > 0 (also ``topics`` x ``size`` for eta). ``size`` None defers the shape check."""
+    if value is None or (isinstance(value, str) and value in options):
+        return value
+    if isinstance(value, str):
+        raise ValueError("%s must be one of %s, a positive number or an array of positive numbers, "
+                         "got %r" % (name, ", ".join(repr(o) for o in options), value))
+    array = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(array)) or np.any(array <= 0):
+        raise ValueError("%s must contain only finite numbers > 0, got %r" % (name, value))
+    if array.ndim == 0:
+        return array if size is None else np.full(size, float(array))
+    shapes = [(size,)] + ([(topics, size)] if topics is not None else [])
+    if size is not None and array.shape not in shapes:
+        raise ValueError("%s must have shape %s, got %s" % (name, " or ".join(map(str, shapes)), array.shape))
+    return array

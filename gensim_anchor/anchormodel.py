@@ -72,7 +72,48 @@ FORMAT_VERSION = 1
 
 # LdaModel's constructor arguments that have no meaning for anchor words, with their defaults.
 _LDA_ONLY = dict(distributed=False, passes=1, update_every=1, decay=0.5, offset=1.0, eval_every=10,
-                 iterations=50, gamma_threshold=0.001, ns_conf=None, callbacks=None)
+                 ns_conf=None, callbacks=None)
+
+
+class _DocumentTopicsCorpus(interfaces.TransformedCorpus):
+    """``model[corpus]``: document topics inferred a chunk at a time (one vmapped call per chunk).
+
+    Unlike gensim's TransformedCorpus it keeps its options to itself instead of setting them on
+    the model, so ``model[corpus]`` never changes what ``model[bow]`` returns.
+    """
+
+    def __init__(self, model, corpus, chunksize, options):
+        self.obj, self.corpus, self.chunksize, self.options = model, corpus, chunksize, options
+        self.metadata = False
+
+    def __iter__(self):
+        for chunk in utils.grouper(self.corpus, self.chunksize):
+            yield from self.obj._document_topics(list(chunk), **self.options)
+
+    def __getitem__(self, docno):
+        if not hasattr(self.corpus, '__getitem__'):
+            raise RuntimeError("type %s does not support indexing" % type(self.corpus))
+        return self.obj._document_topics([self.corpus[docno]], **self.options)[0]
+
+
+class _Reservoir:
+    """A uniform sample of at most ``size`` documents of a stream (Vitter's algorithm R), taken
+    while the stream is read for Q, so the corpus is still read only once."""
+
+    def __init__(self, size, seed):
+        self.size, self.seen, self.docs = size, 0, []
+        self.rng = np.random.default_rng(seed)
+
+    def watch(self, corpus):
+        for doc in corpus:
+            if len(self.docs) < self.size:
+                self.docs.append(doc)
+            else:
+                j = self.rng.integers(0, self.seen + 1)
+                if j < self.size:
+                    self.docs[j] = doc
+            self.seen += 1
+            yield doc
 
 
 def _as_distributions(rows, dtype):
@@ -149,12 +190,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     """
 
     def __init__(self, corpus=None, num_topics=100, id2word=None, distributed=False, chunksize=2000,
-                 passes=1, update_every=1, alpha='symmetric', eta=None, decay=0.5, offset=1.0,
+                 passes=1, update_every=1, alpha='auto', eta=None, decay=0.5, offset=1.0,
                  eval_every=10, iterations=50, gamma_threshold=0.001, minimum_probability=0.01,
                  random_state=None, ns_conf=None, minimum_phi_value=0.01, per_word_topics=False,
                  callbacks=None, dtype=np.float32, *, loss='L2', eps=None, max_iter=DEFAULT_MAX_ITER,
                  anchor_min_df=None, projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True,
-                 q_mode='implicit'):
+                 q_mode='implicit', alpha_sample=1000):
         self.num_topics = check.check_int('num_topics', num_topics, minimum=2)
         self.id2word = id2word
         self.num_terms = check.num_terms_of(id2word)
@@ -174,15 +215,20 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.minimum_probability = minimum_probability
         self.minimum_phi_value = minimum_phi_value
         self.per_word_topics = per_word_topics
-        self.alpha_arg, self.eta_arg = alpha, eta
+        self.iterations = check.check_int('iterations', iterations, minimum=1)
+        self.gamma_threshold = check.check_positive_float('gamma_threshold', gamma_threshold)
+        self.alpha_arg = check.check_prior('alpha', alpha, self.num_topics,
+                                           ('auto', 'symmetric', 'asymmetric'))
+        self.eta_arg = check.check_prior('eta', eta, self.num_terms, ('auto', 'symmetric'),
+                                         topics=self.num_topics)
+        self.alpha_sample = check.check_int('alpha_sample', alpha_sample, minimum=1)
         self.dtype = np.dtype(dtype)
         self.random_state = utils.get_random_state(random_state)
         # One seed drawn up front: every fit of this model projects with the same matrix.
         self._projection_seed = int(self.random_state.randint(2 ** 31 - 1))
         given = {k: v for k, v in dict(
             distributed=distributed, passes=passes, update_every=update_every, decay=decay,
-            offset=offset, eval_every=eval_every, iterations=iterations,
-            gamma_threshold=gamma_threshold, ns_conf=ns_conf, callbacks=callbacks).items()
+            offset=offset, eval_every=eval_every, ns_conf=ns_conf, callbacks=callbacks).items()
             if not _is_default(v, _LDA_ONLY[k])}
         if given:
             logger.info("ignoring LdaModel arguments without meaning for anchor words: %s",
@@ -192,9 +238,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.anchors = None
         self.topics = None
         self.R = self.p_z = None
+        self.alpha = self.eta = None
+        self.num_tokens = 0
         self.solver_n_iter = self.solver_gap = self.solver_converged = None
         self.timings = {}
         self._cooccurrence = None
+        self._sample = None  # a uniform sample of the training documents, for the alpha fit
         if corpus is not None:
             self.update(corpus)
 
@@ -228,7 +277,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 "cannot be added to the old ones; save it with save_cooccurrence=True to update "
                 "it after loading")
         start = time.perf_counter()
-        cooc = build_cooccurrence(corpus, self.num_terms, mode=self.q_mode, chunksize=chunksize)
+        if self._sample is None:
+            self._sample = _Reservoir(self.alpha_sample, self._projection_seed)
+        cooc = build_cooccurrence(self._sample.watch(corpus), self.num_terms, mode=self.q_mode,
+                                  chunksize=chunksize)
         if self.num_terms is None:
             self.num_terms = cooc.num_terms
             self.id2word = utils.FakeDict(self.num_terms)
@@ -239,6 +291,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         # XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
         with threadpool_limits(limits=1, user_api='blas'):
             self._fit(cooc)
+            start = time.perf_counter()
+            self._set_priors()
+            self.timings['dirichlet'] = time.perf_counter() - start
         self._cooccurrence = cooc
         self.add_lifecycle_event(
             "created" if self.num_docs == cooc.num_docs else "updated",
@@ -282,6 +337,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         else:
             self.solver_n_iter = self.solver_gap = self.solver_converged = None
         self.num_docs = cooc.num_docs
+        self.num_tokens = cooc.num_tokens
         logger.info("%s: co-occurrence %.2fs, anchors %.2fs, recovery %.2fs", self,
                     self.timings['cooccurrence'], self.timings['anchors'], self.timings['recovery'])
 
@@ -356,10 +412,211 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                             self.id2word[int(self.anchors[i])], topic)
         return shown
 
+    def _set_priors(self):
+        """alpha and eta from the constructor's arguments; alpha='auto' is the paper's fit."""
+        K = self.num_topics
+        if isinstance(self.eta_arg, np.ndarray):  # LdaModel's eta: per word, or per topic and word
+            self.eta = check.check_prior('eta', self.eta_arg, self.num_terms, (), topics=K)
+        else:
+            self.eta = np.full(self.num_terms, 1.0 / K)
+        if isinstance(self.alpha_arg, np.ndarray):
+            self.alpha = self.alpha_arg
+        elif self.alpha_arg == 'symmetric':
+            self.alpha = np.full(K, 1.0 / K)
+        elif self.alpha_arg == 'asymmetric':  # LdaModel's formula
+            self.alpha = 1.0 / (np.arange(K) + np.sqrt(K))
+            self.alpha /= self.alpha.sum()
+        else:
+            from .dirichlet import fit_alpha_scale
+            fit = fit_alpha_scale(self.get_topics(), self.p_z, self._sample.docs,
+                                  random_state=self._projection_seed)
+            self.alpha = fit.alpha
+            logger.info("alpha = %.4g * p(z), chosen by held-out likelihood on %d sampled training "
+                        "documents", fit.scale, len(self._sample.docs))
+
+    # ------------------------------------------------------------------------------------------
+    # Documents
+    # ------------------------------------------------------------------------------------------
+
+    @property
+    def expElogbeta(self):
+        """The topics as inference uses them, floored at :data:`.inference.TOPIC_FLOOR`
+        (LdaModel's name: there it is exp(E[log beta]); here the topics are point estimates)."""
+        from .inference import TOPIC_FLOOR
+        return np.maximum(self.get_topics(), TOPIC_FLOOR)
+
+    @property
+    def state(self):
+        """An :class:`~gensim.models.ldamodel.LdaState` whose ``sstats`` are the expected topic-word
+        counts of the training corpus (``num_tokens * p(z) * p(w | z)``); ``get_lambda()`` is
+        ``eta + sstats``, as LdaModel's."""
+        from gensim.models.ldamodel import LdaState
+        self._check_trained()
+        state = LdaState(self.eta, (self.num_topics, self.num_terms), dtype=self.dtype)
+        sstats = self.num_tokens * self.p_z[:, None] * self.get_topics()
+        state.sstats = sstats.astype(self.dtype)
+        state.numdocs = self.num_docs
+        return state
+
+    def inference(self, chunk, collect_sstats=False):
+        """Variational posteriors of documents with the topics fixed, as ``LdaModel.inference``.
+
+        Parameters
+        ----------
+        chunk : iterable of list of (int, number)
+            Documents (read into memory once).
+        collect_sstats : bool
+            Also return the expected topic-word counts of the chunk, shape (K, V).
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray or None)
+            gamma, shape (len(chunk), K), strictly positive; and the statistics or None.
+            Deterministic: the same document always gets the same gamma.
+        """
+        from .inference import infer
+        self._check_trained()
+        result = infer(self.get_topics(), self.alpha, list(chunk), max_iter=self.iterations,
+                       tol=self.gamma_threshold, collect_sstats=collect_sstats)
+        return result.gamma.astype(self.dtype), result.sstats
+
     def __getitem__(self, bow, eps=None):
-        raise NotImplementedError(
-            "document-topic inference (model[bow]) is not available in this version of "
-            "AnchorModel; the topics are in get_topics()")
+        """Topic distribution of a document, or a lazily transformed corpus (``model[corpus]``)."""
+        return self.get_document_topics(bow, eps, self.minimum_phi_value, self.per_word_topics)
+
+    def get_document_topics(self, bow, minimum_probability=None, minimum_phi_value=None,
+                            per_word_topics=False):
+        """Topic distribution of a document, with LdaModel's semantics.
+
+        Parameters
+        ----------
+        bow : list of (int, number) or corpus
+            A document, or a corpus (then a :class:`~gensim.interfaces.TransformedCorpus` is
+            returned, inferred ``chunksize`` documents at a time).
+        minimum_probability : float, optional
+            Topics below it are left out (default: the model's; never below 1e-8).
+        minimum_phi_value : float, optional
+            With ``per_word_topics``, per-word topic values below it are left out.
+        per_word_topics : bool
+            Also return, for each word, its topics by relevance and its phi values.
+
+        Returns
+        -------
+        list of (int, float), or (that, word_topics, word_phis) with ``per_word_topics``.
+        """
+        minimum_probability = max(self.minimum_probability if minimum_probability is None
+                                  else minimum_probability, 1e-8)
+        minimum_phi_value = max(self.minimum_phi_value if minimum_phi_value is None
+                                else minimum_phi_value, 1e-8)
+        kwargs = dict(minimum_probability=minimum_probability, minimum_phi_value=minimum_phi_value,
+                      per_word_topics=per_word_topics)
+        is_corpus, corpus = utils.is_corpus(bow)
+        if is_corpus:
+            return _DocumentTopicsCorpus(self, corpus, self.chunksize, kwargs)
+        return self._document_topics([bow], **kwargs)[0]
+
+    def _document_topics(self, docs, minimum_probability, minimum_phi_value, per_word_topics):
+        from .inference import infer
+        self._check_trained()
+        result = infer(self.get_topics(), self.alpha, docs, max_iter=self.iterations,
+                       tol=self.gamma_threshold, return_phi=per_word_topics)
+        theta = result.gamma / result.gamma.sum(axis=1, keepdims=True)
+        out = []
+        for d, doc in enumerate(docs):
+            topics = [(k, float(p)) for k, p in enumerate(theta[d]) if p >= minimum_probability]
+            if not per_word_topics:
+                out.append(topics)
+                continue
+            word_topic, word_phi = [], []
+            for position, (word, _) in enumerate(result.phi_ids[d]):
+                phi = result.phi[d][:, position]
+                kept = [(int(k), float(phi[k])) for k in np.argsort(-phi, kind='stable')
+                        if phi[k] >= minimum_phi_value]
+                word_phi.append((word, sorted(kept)))
+                word_topic.append((word, [k for k, _ in kept]))
+            out.append((topics, word_topic, word_phi))
+        return out
+
+    def bound(self, corpus, gamma=None, subsample_ratio=1.0):
+        """Estimated log-likelihood of a corpus, in nats: :math:`\\sum_d \\log p(w_d | A, \\alpha)`.
+
+        Unlike :meth:`LdaModel.bound`, this is **not** a variational lower bound: it is the
+        estimate of :func:`gensim_anchor.likelihood.document_log_likelihood` (seeded, so the
+        same corpus always gets the same value). ``gamma`` is accepted for compatibility and
+        unused; the total is multiplied by ``subsample_ratio``.
+        """
+        from .likelihood import document_log_likelihood
+        self._check_trained()
+        total = 0.0
+        for chunk in utils.grouper(corpus, self.chunksize):
+            total += float(document_log_likelihood(
+                self.get_topics(), self.alpha, list(chunk), random_state=self._projection_seed).log_p.sum())
+        return total * subsample_ratio
+
+    def log_perplexity(self, chunk, total_docs=None):
+        """Estimated held-out log-likelihood per token (nats) of ``chunk``.
+
+        As :meth:`LdaModel.log_perplexity` it returns a per-word log-likelihood (perplexity is
+        ``exp(-value)``); unlike it, the value is an estimate of the true likelihood, not a
+        variational bound, so it is comparable across models. ``total_docs`` is accepted for
+        compatibility and unused (the per-token value does not depend on it).
+        """
+        from .likelihood import log_likelihood_per_token
+        self._check_trained()
+        value = float(log_likelihood_per_token(self.get_topics(), self.alpha, list(chunk),
+                                               chunksize=self.chunksize,
+                                               random_state=self._projection_seed))
+        logger.info("%.3f per-word log-likelihood (estimate), perplexity %.1f", value, np.exp(-value))
+        return value
+
+    def get_term_topics(self, word_id, minimum_probability=None):
+        """The topics of a word (id or string) with p(w | z) >= minimum_probability."""
+        minimum_probability = max(self.minimum_probability if minimum_probability is None
+                                  else minimum_probability, 1e-8)
+        if isinstance(word_id, str):
+            token2id = getattr(self.id2word, 'token2id', None)
+            if token2id is None:
+                token2id = {w: i for i, w in self.id2word.items()}
+            if word_id not in token2id:
+                raise KeyError("word %r is not in the vocabulary" % word_id)
+            word_id = token2id[word_id]
+        column = self.get_topics()[:, word_id]
+        return [(k, column[k]) for k in range(self.num_topics) if column[k] >= minimum_probability]
+
+    def top_topics(self, corpus=None, texts=None, dictionary=None, window_size=None,
+                   coherence='u_mass', topn=20, processes=-1):
+        """Topics sorted by coherence, as :meth:`LdaModel.top_topics`."""
+        from gensim.models import LdaModel
+        return LdaModel.top_topics(self, corpus=corpus, texts=texts, dictionary=dictionary,
+                                   window_size=window_size, coherence=coherence, topn=topn,
+                                   processes=processes)
+
+    def diff(self, other, distance='kullback_leibler', num_words=100, n_ann_terms=10,
+             diagonal=False, annotation=True, normed=True):
+        """Pairwise distances between these topics and another model's (any gensim topic model
+        with ``get_topics()`` over the same vocabulary), as :meth:`LdaModel.diff`."""
+        from ._compat import topic_diff
+        return topic_diff(self, other, distance, num_words, n_ann_terms, diagonal, annotation, normed)
+
+    def to_ldamodel(self):
+        """A real :class:`~gensim.models.LdaModel` that carries these topics.
+
+        Its state holds the expected topic-word counts of the training corpus, so
+        ``lda.update(corpus)`` continues training from the anchor solution; its ``expElogbeta``
+        is derived from that state as LdaModel does (``sync_state``).
+        """
+        from gensim.models import LdaModel
+        self._check_trained()
+        lda = LdaModel(num_topics=self.num_topics, id2word=self.id2word, chunksize=self.chunksize,
+                       alpha=self.alpha.astype(self.dtype), eta=self.eta.astype(self.dtype),
+                       iterations=self.iterations, gamma_threshold=self.gamma_threshold,
+                       minimum_probability=self.minimum_probability,
+                       minimum_phi_value=self.minimum_phi_value,
+                       per_word_topics=self.per_word_topics, random_state=self._projection_seed,
+                       dtype=self.dtype)
+        lda.state = self.state
+        lda.sync_state()
+        return lda
 
     # ------------------------------------------------------------------------------------------
     # Persistence
@@ -380,7 +637,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """
         ignore = set([ignore] if isinstance(ignore, str) else ignore)
         if not save_cooccurrence:
-            ignore.add('_cooccurrence')
+            ignore |= {'_cooccurrence', '_sample'}
         super().save(fname, *args, ignore=frozenset(ignore), **kwargs)
 
     @classmethod
@@ -394,6 +651,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             raise ValueError("%s was saved in model format %s, which this version of gensim_anchor "
                              "(format %d) cannot read; upgrade gensim_anchor"
                              % (fname, version, FORMAT_VERSION))
-        if not hasattr(model, '_cooccurrence'):
-            model._cooccurrence = None
+        for name in ('_cooccurrence', '_sample'):
+            if not hasattr(model, name):
+                setattr(model, name, None)
         return model

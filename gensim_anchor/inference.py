@@ -1,0 +1,184 @@
+"""Document-topic inference with the topics fixed: the variational E-step of LDA, in JAX.
+
+For a document with word counts :math:`n_{w}` and fixed topics :math:`\\beta` (K x V), the
+mean-field posterior :math:`q(\\theta) = \\mathrm{Dir}(\\gamma)` is the fixed point of
+
+.. math::
+
+    \\gamma_k = \\alpha_k + e^{E_q[\\log\\theta_k]} \\sum_w
+        \\frac{n_w \\beta_{kw}}{\\sum_j e^{E_q[\\log\\theta_j]} \\beta_{jw}},
+    \\qquad E_q[\\log\\theta_k] = \\psi(\\gamma_k) - \\psi(\\textstyle\\sum_j \\gamma_j)
+
+(Blei, Ng & Jordan 2003; the phi-free form of Hoffman's online LDA, as in gensim's
+``LdaModel.inference``). The iteration is ``vmap``-ed over the documents of a chunk, each document
+padded to a common length (a power of two, so few shapes are ever compiled).
+
+Unlike ``LdaModel``, gamma starts deterministically at :math:`\\alpha + n_d / K`, so the same
+document always gets the same topics. Topics are floored at :data:`TOPIC_FLOOR` so that no word
+has probability zero under every topic.
+
+Examples
+--------
+.. sourcecode:: pycon
+
+    >>> import numpy as np
+    >>> from gensim_anchor.inference import infer
+    >>> topics = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]])
+    >>> gamma = infer(topics, np.array([0.1, 0.1]), [[(0, 3), (1, 1)], []]).gamma
+    >>> np.round(gamma / gamma.sum(axis=1, keepdims=True), 3).tolist()
+    [[0.976, 0.024], [0.5, 0.5]]
+
+"""
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import digamma
+
+#: Smallest probability of a word under a topic during inference (anchor words are exactly 0
+#: under the other topics; a floor keeps every ratio finite).
+TOPIC_FLOOR = 1e-12
+_MIN_PAD = 8
+
+
+class InferenceResult(NamedTuple):
+    """Variational posteriors of a chunk of documents.
+
+    Attributes
+    ----------
+    gamma : numpy.ndarray, shape (D, K)
+        Dirichlet parameters of q(theta), all > 0.
+    n_iter : numpy.ndarray, shape (D,)
+        Iterations each document took.
+    sstats : numpy.ndarray, shape (K, V), or None
+        :math:`\\sum_d n_{dw}\\phi_{dwk}`, the expected topic-word counts.
+    phi : list of numpy.ndarray, shape (K, n_d), or None
+        Per document, :math:`n_{dw}\\phi_{dwk}` for its known words (``return_phi``).
+    phi_ids : list of list of (int, float), or None
+        The (word id, count) pairs that ``phi``'s columns belong to.
+
+    """
+    gamma: np.ndarray
+    n_iter: np.ndarray
+    sstats: object = None
+    phi: object = None
+    phi_ids: object = None
+
+
+def pad_documents(chunk, num_terms):
+    """Bag-of-words documents as padded (ids, counts) arrays; unknown ids are dropped.
+
+    Returns
+    -------
+    ids : numpy.ndarray, shape (D, L), int32
+    counts : numpy.ndarray, shape (D, L), float64
+        Zero in the padding. L is a power of two >= the longest document (at least 8).
+    kept : list of numpy.ndarray, shape (n_d, 2)
+        The (id, count) pairs kept for each document, in input order.
+    """
+    docs = [list(doc) for doc in chunk]
+    lengths = [len(d) for d in docs]
+    L = max(_MIN_PAD, 1 << max(0, (max(lengths, default=1) - 1).bit_length()))
+    ids = np.zeros((len(docs), L), dtype=np.int32)
+    counts = np.zeros((len(docs), L))
+    kept = []
+    for d, doc in enumerate(docs):
+        pairs = np.asarray(doc, dtype=np.float64).reshape(-1, 2)
+        pairs = pairs[(pairs[:, 0] >= 0) & (pairs[:, 0] < num_terms) & (pairs[:, 1] > 0)]
+        ids[d, :len(pairs)] = pairs[:, 0]
+        counts[d, :len(pairs)] = pairs[:, 1]
+        kept.append(pairs)
+    return ids, counts, kept
+
+
+def _infer_document(beta, alpha, ids, counts, max_iter, tol):
+    beta_d = beta[:, ids]  # (K, L); padding has counts 0
+    gamma = alpha + jnp.sum(counts) / alpha.shape[0]
+
+    def exp_elog(gamma):
+        return jnp.exp(digamma(gamma) - digamma(jnp.sum(gamma)))
+
+    def step(gamma):
+        e = exp_elog(gamma)
+        phinorm = e @ beta_d
+        return alpha + e * (beta_d @ (counts / phinorm))
+
+    def cond(state):
+        gamma, it, change = state
+        return (it < max_iter) & (change >= tol)
+
+    def body(state):
+        gamma, it, _ = state
+        new = step(gamma)
+        return new, it + 1, jnp.mean(jnp.abs(new - gamma))
+
+    gamma, it, _ = jax.lax.while_loop(cond, body, (gamma, jnp.array(0), jnp.array(jnp.inf)))
+    e = exp_elog(gamma)
+    # n_w phi_wk for every (padded) position: the document's share of the sufficient statistics.
+    contrib = e[:, None] * beta_d * (counts / (e @ beta_d))[None, :]
+    return gamma, it, contrib
+
+
+@functools.partial(jax.jit, static_argnames=('collect_sstats', 'return_phi'))
+def _infer_chunk(beta, alpha, ids, counts, max_iter, tol, collect_sstats, return_phi):
+    gamma, it, contrib = jax.vmap(_infer_document, in_axes=(None, None, 0, 0, None, None))(
+        beta, alpha, ids, counts, max_iter, tol)
+    if return_phi:
+        return gamma, it, contrib
+    if not collect_sstats:
+        return gamma, it, None
+    K = beta.shape[0]
+    flat = jnp.transpose(contrib, (1, 0, 2)).reshape(K, -1)
+    sstats = jnp.zeros_like(beta).at[:, ids.reshape(-1)].add(flat)
+    return gamma, it, sstats
+
+
+def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, return_phi=False):
+    """Variational inference of q(theta) = Dir(gamma) for bag-of-words documents.
+
+    Parameters
+    ----------
+    topics : numpy.ndarray, shape (K, V)
+        p(w | z), rows summing to 1 (floored at :data:`TOPIC_FLOOR`).
+    alpha : numpy.ndarray, shape (K,)
+        Dirichlet prior, all > 0.
+    chunk : list of list of (int, number)
+        Documents; empty documents and ids outside the vocabulary are allowed (an empty or
+        all-unknown document gets gamma = alpha, the prior).
+    max_iter : int
+        Iteration cap per document (LdaModel's ``iterations``).
+    tol : float
+        Stop when the mean absolute change of gamma falls below it (``gamma_threshold``).
+    collect_sstats : bool
+        Also return the expected topic-word counts (K x V).
+    return_phi : bool
+        Also return each document's :math:`n_{dw}\\phi_{dwk}` (for per-word topics).
+
+    Returns
+    -------
+    InferenceResult
+    """
+    beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
+    ids, counts, kept = pad_documents(chunk, beta.shape[1])
+    if ids.shape[0] == 0:
+        return InferenceResult(np.zeros((0, beta.shape[0])), np.zeros(0, np.int64),
+                               np.zeros_like(beta) if collect_sstats else None,
+                               [] if return_phi else None, [] if return_phi else None)
+    with jax.enable_x64(True):
+        gamma, it, extra = _infer_chunk(
+            jnp.asarray(beta), jnp.asarray(alpha, jnp.float64), jnp.asarray(ids), jnp.asarray(counts),
+            jnp.asarray(max_iter, jnp.int64), jnp.asarray(tol, jnp.float64), collect_sstats, return_phi)
+        gamma, it = np.asarray(gamma), np.asarray(it)
+        extra = None if extra is None else np.asarray(extra)
+    if not return_phi:
+        return InferenceResult(gamma, it, extra)
+    phi = [extra[d][:, :len(pairs)] for d, pairs in enumerate(kept)]
+    phi_ids = [[(int(w), float(c)) for w, c in pairs] for pairs in kept]
+    sstats = None
+    if collect_sstats:
+        sstats = np.zeros_like(beta)
+        for d, pairs in enumerate(kept):
+            np.add.at(sstats, (slice(None), pairs[:, 0].astype(np.int64)), phi[d])
+    return InferenceResult(gamma, it, sstats, phi, phi_ids)

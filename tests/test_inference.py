@@ -1,0 +1,141 @@
+"""Document-topic inference against a slow numpy reference and against gensim's LdaModel."""
+import numpy as np
+import pytest
+from gensim.corpora import Dictionary
+from gensim.models import LdaModel
+from scipy.special import psi
+
+from gensim_anchor.inference import TOPIC_FLOOR, infer, pad_documents
+
+
+def reference_gamma(topics, alpha, doc, max_iter, tol):
+    """The fixed point iteration written per document, with the same start and stopping rule."""
+    beta = np.maximum(topics, TOPIC_FLOOR)
+    doc = [(w, c) for w, c in doc if 0 <= w < topics.shape[1] and c > 0]
+    if not doc:
+        return alpha.copy(), 0
+    ids = np.array([w for w, _ in doc])
+    cts = np.array([c for _, c in doc], dtype=float)
+    beta_d = beta[:, ids]
+    gamma = alpha + cts.sum() / len(alpha)
+    for it in range(1, max_iter + 1):
+        e = np.exp(psi(gamma) - psi(gamma.sum()))
+        new = alpha + e * (beta_d @ (cts / (e @ beta_d)))
+        change = np.mean(np.abs(new - gamma))
+        gamma = new
+        if change < tol:
+            return gamma, it
+    return gamma, max_iter
+
+
+@pytest.fixture(scope='module')
+def model():
+    rng = np.random.default_rng(0)
+    K, V = 4, 30
+    topics = rng.dirichlet(np.full(V, 0.2), size=K)
+    alpha = rng.uniform(0.05, 1.0, size=K)
+    docs = []
+    for _ in range(25):
+        n = rng.integers(1, 40)
+        words = rng.choice(V, size=n, p=topics[rng.integers(K)])
+        ids, counts = np.unique(words, return_counts=True)
+        docs.append([(int(i), int(c)) for i, c in zip(ids, counts)])
+    return topics, alpha, docs
+
+
+def test_matches_per_document_reference(model):
+    topics, alpha, docs = model
+    result = infer(topics, alpha, docs, max_iter=200, tol=1e-9)
+    for d, doc in enumerate(docs):
+        gamma, it = reference_gamma(topics, alpha, doc, 200, 1e-9)
+        np.testing.assert_allclose(result.gamma[d], gamma, rtol=1e-9, atol=1e-12)
+        assert result.n_iter[d] == it
+
+
+def test_reaches_gensims_fixed_point(model):
+    """gensim's LdaModel.inference with the same topics and alpha converges to the same gamma
+    (from its random start), so the two E-steps agree."""
+    topics, alpha, docs = model
+    lda = LdaModel(num_topics=topics.shape[0], id2word={i: str(i) for i in range(topics.shape[1])},
+                   alpha=alpha, iterations=5000, gamma_threshold=1e-12, dtype=np.float64,
+                   random_state=0)
+    lda.expElogbeta = np.maximum(topics, TOPIC_FLOOR)
+    gensim_gamma, _ = lda.inference(docs)
+    ours = infer(topics, alpha, docs, max_iter=5000, tol=1e-12).gamma
+    np.testing.assert_allclose(ours, gensim_gamma, rtol=1e-5, atol=1e-6)
+
+
+def test_sufficient_statistics_count_the_tokens(model):
+    topics, alpha, docs = model
+    result = infer(topics, alpha, docs, collect_sstats=True)
+    assert result.sstats.shape == topics.shape
+    assert (result.sstats >= 0).all()
+    np.testing.assert_allclose(result.sstats.sum(), sum(c for doc in docs for _, c in doc))
+    # the statistics of one document are its word counts split over topics
+    one = infer(topics, alpha, docs[:1], collect_sstats=True).sstats
+    counts = np.zeros(topics.shape[1])
+    for w, c in docs[0]:
+        counts[w] += c
+    np.testing.assert_allclose(one.sum(axis=0), counts, atol=1e-9)
+
+
+def test_per_word_phi_matches_statistics(model):
+    topics, alpha, docs = model
+    result = infer(topics, alpha, docs[:5], collect_sstats=True, return_phi=True)
+    plain = infer(topics, alpha, docs[:5], collect_sstats=True)
+    np.testing.assert_allclose(result.sstats, plain.sstats, atol=1e-12)
+    for d, doc in enumerate(docs[:5]):
+        assert [w for w, _ in result.phi_ids[d]] == [w for w, _ in doc]
+        np.testing.assert_allclose(result.phi[d].sum(axis=0), [c for _, c in doc])
+
+
+def test_empty_and_unknown_documents_get_the_prior(model):
+    topics, alpha, docs = model
+    V = topics.shape[1]
+    result = infer(topics, alpha, [[], [(V, 3), (V + 7, 1)], [(-1, 2)], docs[0]])
+    for d in range(3):
+        np.testing.assert_array_equal(result.gamma[d], alpha)
+        assert result.n_iter[d] <= 1
+    assert (result.gamma > 0).all() and np.isfinite(result.gamma).all()
+
+
+def test_zero_topic_probabilities_never_give_nan():
+    topics = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    gamma = infer(topics, np.array([0.1, 0.1]), [[(0, 2), (2, 1)], [(1, 5)]]).gamma
+    assert np.isfinite(gamma).all() and (gamma > 0).all()
+    theta = gamma / gamma.sum(axis=1, keepdims=True)
+    assert theta[1, 0] > 0.95  # word 1 only occurs in topic 0
+
+
+def test_deterministic_and_independent_of_batch(model):
+    topics, alpha, docs = model
+    together = infer(topics, alpha, docs).gamma
+    again = infer(topics, alpha, docs).gamma
+    np.testing.assert_array_equal(together, again)
+    alone = np.vstack([infer(topics, alpha, [doc]).gamma for doc in docs])
+    np.testing.assert_allclose(alone, together, rtol=1e-12, atol=1e-12)
+
+
+def test_iteration_cap(model):
+    topics, alpha, docs = model
+    result = infer(topics, alpha, docs, max_iter=2, tol=0.0)
+    assert (result.n_iter[[i for i, d in enumerate(docs) if d]] == 2).all()
+
+
+def test_padding_is_a_power_of_two_and_drops_unknown_ids():
+    ids, counts, kept = pad_documents([[(0, 1), (9, 2), (3, 1)], [(1, 4)] * 1], num_terms=5)
+    assert ids.shape == (2, 8) and counts.shape == (2, 8)
+    assert kept[0].tolist() == [[0, 1], [3, 1]]
+    assert counts[0].sum() == 2 and counts[1].sum() == 4
+    ids, _, _ = pad_documents([[(i, 1) for i in range(9)]], num_terms=20)
+    assert ids.shape == (1, 16)
+
+
+def test_dictionary_corpus_round_trip():
+    """Inference on a gensim corpus built with doc2bow (ids are ints, counts ints)."""
+    texts = [['a', 'b', 'a'], ['c', 'd'], ['a', 'c']]
+    dictionary = Dictionary(texts)
+    corpus = [dictionary.doc2bow(t) for t in texts]
+    topics = np.full((2, len(dictionary)), 1.0 / len(dictionary))
+    result = infer(topics, np.array([0.5, 0.5]), corpus)
+    np.testing.assert_allclose(result.gamma, 0.5 + np.array([[1.5, 1.5], [1.0, 1.0], [1.0, 1.0]]))
