@@ -10,6 +10,11 @@ _DISTANCES = {
 }
 
 
+def _floored(topics, floor=1e-12):
+    topics = np.maximum(np.asarray(topics, dtype=np.float64), floor)
+    return topics / topics.sum(axis=1, keepdims=True)
+
+
 def topic_diff(model, other, distance, num_words, n_ann_terms, diagonal, annotation, normed):
     """LdaModel.diff for any two gensim topic models over the same vocabulary."""
     if distance not in _DISTANCES:
@@ -17,7 +22,9 @@ def topic_diff(model, other, distance, num_words, n_ann_terms, diagonal, annotat
     if not hasattr(other, 'get_topics') or not hasattr(other, 'show_topic'):
         raise TypeError("other must be a gensim topic model (with get_topics and show_topic), got %s"
                         % type(other).__name__)
-    d1, d2 = model.get_topics(), other.get_topics()
+    # Floored and renormalised: anchor words have probability exactly 0 in the other topics,
+    # which would make every KL distance infinite (LdaModel's topics never contain zeros).
+    d1, d2 = (_floored(m.get_topics()) for m in (model, other))
     if d1.shape[1] != d2.shape[1]:
         raise ValueError("the models have different vocabularies (%d and %d terms)" % (d1.shape[1], d2.shape[1]))
     t1, t2 = d1.shape[0], d2.shape[0]

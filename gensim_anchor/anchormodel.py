@@ -96,6 +96,29 @@ class _DocumentTopicsCorpus(interfaces.TransformedCorpus):
         return self.obj._document_topics([self.corpus[docno]], **self.options)[0]
 
 
+# The alpha grid search scores up to _ALPHA_DOCS sampled training documents, each cut to at most
+# _ALPHA_TOKENS tokens (a seeded subsample, itself an LDA document) and, where enough are long
+# enough, all with more than _ALPHA_TOKENS / 2: one padded length, so the estimator compiles once
+# (about 3 s) and runs in about 1 s. On KOS this picks the same alpha_0 as the full documents;
+# cutting to 32 tokens biased it low.
+_ALPHA_DOCS, _ALPHA_TOKENS, _ALPHA_PARTICLES, _ALPHA_MOVES = 100, 64, 10, 2
+
+
+def _alpha_documents(docs, seed):
+    rng = np.random.default_rng(seed)
+    lengths = [sum(int(c) for _, c in doc) for doc in docs]
+    long_docs = [d for d, n in zip(docs, lengths) if n > _ALPHA_TOKENS // 2]
+    chosen = long_docs if len(long_docs) >= _ALPHA_DOCS // 4 else [d for d, n in zip(docs, lengths) if n >= 2]
+    out = []
+    for doc in chosen[:_ALPHA_DOCS]:
+        tokens = np.repeat([int(w) for w, _ in doc], [int(c) for _, c in doc])
+        if len(tokens) > _ALPHA_TOKENS:
+            tokens = rng.choice(tokens, _ALPHA_TOKENS, replace=False)
+        ids, counts = np.unique(tokens, return_counts=True)
+        out.append(list(zip(ids.tolist(), counts.tolist())))
+    return out
+
+
 class _Reservoir:
     """A uniform sample of at most ``size`` documents of a stream (Vitter's algorithm R), taken
     while the stream is read for Q, so the corpus is still read only once."""
@@ -148,13 +171,24 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     id2word : {:class:`~gensim.corpora.Dictionary`, dict of (int, str)}, optional
         Word ids to words. If None, V is the largest id in the corpus plus one.
     chunksize : int
-        Documents per sparse chunk when reading the corpus.
-    minimum_probability, minimum_phi_value, per_word_topics, alpha, eta, dtype :
-        As for :class:`~gensim.models.LdaModel`; stored for document-topic inference.
-        ``dtype`` is the precision of the stored topics (the solvers run in float64).
+        Documents per chunk when reading the corpus and when inferring document topics.
+    alpha : {'auto', 'symmetric', 'asymmetric', float, array of K floats}
+        Dirichlet prior on document topics. ``'auto'`` (default) is the paper's: p(z) from the
+        recovery gives the shape and the scale is the grid point that maximises the estimated
+        likelihood of a sample of training documents (:mod:`.dirichlet`). The others (and None,
+        which means 'symmetric') are LdaModel's fixed priors.
+    eta : {None, 'symmetric', 'auto', float, array}
+        LdaModel's topic-word prior; only used by :meth:`state` and :meth:`to_ldamodel` (the
+        topics are point estimates). ``'auto'`` means symmetric 1/K here.
+    iterations, gamma_threshold : int, float
+        Iteration cap and tolerance of document-topic inference, as for LdaModel.
+    minimum_probability, minimum_phi_value, per_word_topics, dtype :
+        As for :class:`~gensim.models.LdaModel`. ``dtype`` is the precision of the stored topics
+        (the solvers run in float64).
     random_state : {int, numpy.random.RandomState}, optional
-        Seed of the random projection. The same seed gives the same model.
-    distributed, passes, update_every, decay, offset, eval_every, iterations, gamma_threshold, ns_conf, callbacks :
+        Seed of the random projection, of the document sample for alpha and of the likelihood
+        estimates. The same seed gives the same model.
+    distributed, passes, update_every, decay, offset, eval_every, ns_conf, callbacks :
         LdaModel's arguments without a meaning for anchor words: accepted, logged and ignored.
     loss : {'L2', 'KL', 'original'}
         RecoverL2 (kernelised squared loss, fast), RecoverKL (KL divergence over whole rows of
@@ -174,6 +208,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     q_mode : {'implicit', 'dense'}
         Keep Q as the sparse scaled word-document matrix (memory O(nnz), default) or as a
         dense V x V array.
+    alpha_sample : int
+        Training documents kept (a uniform reservoir sample, taken during the single pass) to
+        choose the scale of alpha.
 
     Attributes
     ----------
@@ -421,18 +458,19 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             self.eta = np.full(self.num_terms, 1.0 / K)
         if isinstance(self.alpha_arg, np.ndarray):
             self.alpha = self.alpha_arg
-        elif self.alpha_arg == 'symmetric':
+        elif self.alpha_arg in ('symmetric', None):  # None as LdaModel: symmetric
             self.alpha = np.full(K, 1.0 / K)
         elif self.alpha_arg == 'asymmetric':  # LdaModel's formula
             self.alpha = 1.0 / (np.arange(K) + np.sqrt(K))
             self.alpha /= self.alpha.sum()
         else:
             from .dirichlet import fit_alpha_scale
-            fit = fit_alpha_scale(self.get_topics(), self.p_z, self._sample.docs,
-                                  random_state=self._projection_seed)
+            docs = _alpha_documents(self._sample.docs, self._projection_seed)
+            fit = fit_alpha_scale(self.get_topics(), self.p_z, docs, random_state=self._projection_seed,
+                                  num_samples=_ALPHA_PARTICLES, num_moves=_ALPHA_MOVES)
             self.alpha = fit.alpha
-            logger.info("alpha = %.4g * p(z), chosen by held-out likelihood on %d sampled training "
-                        "documents", fit.scale, len(self._sample.docs))
+            logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations by the estimated "
+                        "likelihood of %d sampled training documents", fit.scale, len(fit.grid), len(docs))
 
     # ------------------------------------------------------------------------------------------
     # Documents
@@ -527,13 +565,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             if not per_word_topics:
                 out.append(topics)
                 continue
+            phis = {word: result.phi[d][:, position] for position, (word, _) in enumerate(result.phi_ids[d])}
             word_topic, word_phi = [], []
-            for position, (word, _) in enumerate(result.phi_ids[d]):
-                phi = result.phi[d][:, position]
-                kept = [(int(k), float(phi[k])) for k in np.argsort(-phi, kind='stable')
-                        if phi[k] >= minimum_phi_value]
-                word_phi.append((word, sorted(kept)))
-                word_topic.append((word, [k for k, _ in kept]))
+            for word, _ in doc:  # every word of the input, as LdaModel (unknown or 0-count: [])
+                phi = phis.get(int(word))
+                kept = [] if phi is None else [(int(k), float(phi[k])) for k in np.argsort(-phi, kind='stable')
+                                               if phi[k] >= minimum_phi_value]
+                word_phi.append((int(word), sorted(kept)))
+                word_topic.append((int(word), [k for k, _ in kept]))
             out.append((topics, word_topic, word_phi))
         return out
 
@@ -602,8 +641,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """A real :class:`~gensim.models.LdaModel` that carries these topics.
 
         Its state holds the expected topic-word counts of the training corpus, so
-        ``lda.update(corpus)`` continues training from the anchor solution; its ``expElogbeta``
-        is derived from that state as LdaModel does (``sync_state``).
+        ``lda.update(corpus)`` continues training from the anchor solution (its ``num_updates`` is
+        the number of training documents, so LdaModel's learning rate blends the new statistics
+        with these instead of replacing them); its ``expElogbeta`` is derived from that state as
+        LdaModel does (``sync_state``). LdaModel adds ``eta`` to its statistics, so its topics
+        are the anchor topics smoothed by the prior.
         """
         from gensim.models import LdaModel
         self._check_trained()
@@ -616,6 +658,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                        dtype=self.dtype)
         lda.state = self.state
         lda.sync_state()
+        # As if LdaModel had seen the training documents: its learning rate for the next update,
+        # (offset + num_updates / chunksize)^-decay, then keeps weight on the anchor solution
+        # instead of replacing it (with num_updates = 0 the first update would discard it).
+        lda.num_updates = self.num_docs
         return lda
 
     # ------------------------------------------------------------------------------------------

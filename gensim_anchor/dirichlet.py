@@ -1,0 +1,182 @@
+"""The Dirichlet prior of the document-topic proportions: :math:`\\alpha = s\\, p(z)`.
+
+Recovery (:mod:`.recovery`) gives the *shape* of the prior, :math:`p(z)`, the expected topic
+proportions. Their concentration :math:`s = \\alpha_0 = \\sum_k \\alpha_k` (how mixed a document
+is: :math:`\\alpha_0 \\to 0` puts each document in one topic, :math:`\\alpha_0 \\to \\infty` gives
+every document the proportions :math:`p(z)`) is chosen as the paper does, by the likelihood of
+training documents: a grid search over :math:`\\alpha_0` that maximises
+
+.. math::
+
+    \\sum_d \\log \\hat p(w_d \\mid \\beta, \\alpha_0\\, p(z)),
+
+with :math:`\\hat p` the particle estimate of :func:`.likelihood.document_log_likelihood`. Every
+grid point uses the same random numbers (common random numbers: document d gets the same key for
+every :math:`\\alpha_0`), so the comparison between grid points is much less noisy than the
+estimates themselves.
+
+The default grid runs from :math:`\\alpha_0 = 0.1` (documents of essentially one topic) to
+about :math:`10K` (:math:`\\alpha_k \\approx 10` for an average topic: every document has nearly the
+proportions p(z)), 4 points per decade (steps of a factor 1.78). Both ends are near the two limits
+of LDA (a mixture of unigrams and a single unigram model), and the common choices, 1/K to 50/K
+per topic, lie well inside.
+
+Cost: one call of the estimator on ``docs`` per grid point, all grid points in one vmapped
+computation: :math:`O(G N R (J+1) K)` for N tokens in ``docs`` (G grid points, R particles, J
+Gibbs moves per token).
+
+Examples
+--------
+.. sourcecode:: pycon
+
+    >>> import numpy as np
+    >>> from gensim_anchor.dirichlet import fit_alpha_scale
+    >>> topics = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]])
+    >>> docs = [[(0, 3), (1, 2)], [(2, 4), (3, 1)], [(1, 2), (0, 3)]]  # one topic each
+    >>> fit = fit_alpha_scale(topics, np.array([0.6, 0.4]), docs, grid=[0.1, 1.0, 10.0],
+    ...                       random_state=0)
+    >>> fit.scale, fit.alpha.round(3).tolist()
+    (0.1, [0.06, 0.04])
+
+"""
+import logging
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from . import likelihood as _lik
+
+logger = logging.getLogger(__name__)
+
+#: Default particles per document for the fit: the grid compares estimates made with common
+#: random numbers, so fewer are needed than for reporting a likelihood.
+DEFAULT_NUM_SAMPLES = 20
+#: Default Gibbs rejuvenation moves per token for the fit.
+DEFAULT_NUM_MOVES = 4
+#: Grid points per decade of alpha_0.
+GRID_PER_DECADE = 4
+
+
+class DirichletFit(NamedTuple):
+    """The prior chosen by :func:`fit_alpha_scale`.
+
+    Attributes
+    ----------
+    alpha : numpy.ndarray, shape (K,)
+        ``scale * p_z``.
+    scale : float
+        The chosen concentration :math:`\\alpha_0 = \\sum_k \\alpha_k` (a grid point).
+    grid : numpy.ndarray, shape (G,)
+        The concentrations tried.
+    log_likelihood : numpy.ndarray, shape (G,)
+        Estimated log-likelihood of the documents, summed, at each grid point.
+
+    """
+    alpha: np.ndarray
+    scale: float
+    grid: np.ndarray
+    log_likelihood: np.ndarray
+
+
+def default_grid(num_topics):
+    """alpha_0 = 10^(i / 4) from 0.1 up to the first value >= 10 K (4 = :data:`GRID_PER_DECADE`).
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> from gensim_anchor.dirichlet import default_grid
+        >>> default_grid(4).round(2).tolist()
+        [0.1, 0.18, 0.32, 0.56, 1.0, 1.78, 3.16, 5.62, 10.0, 17.78, 31.62, 56.23]
+        >>> len(default_grid(50)), round(float(default_grid(50)[-1]), 1)
+        (16, 562.3)
+
+    """
+    top = int(np.ceil(GRID_PER_DECADE * np.log10(10.0 * num_topics) - 1e-9))
+    return 10.0 ** (np.arange(-GRID_PER_DECADE, top + 1) / GRID_PER_DECADE)
+
+
+def _check_p_z(p_z, num_topics):
+    p = np.asarray(p_z, dtype=np.float64)
+    if p.shape != (num_topics,):
+        raise ValueError("p_z must have shape (%d,) (one probability per topic), got shape %s"
+                         % (num_topics, p.shape))
+    if not np.all(np.isfinite(p)):
+        raise ValueError("p_z must be finite, got %r" % (p.tolist(),))
+    if np.any(p < 0):
+        k = int(np.argmax(p < 0))
+        raise ValueError("p_z must be >= 0 (a distribution over topics); p_z[%d] = %r" % (k, p[k]))
+    if abs(p.sum() - 1.0) > 1e-5:
+        raise ValueError("p_z must sum to 1 (a distribution over topics), it sums to %r"
+                         % float(p.sum()))
+    return p / p.sum()
+
+
+def _check_grid(grid, num_topics):
+    if grid is None:
+        return default_grid(num_topics)
+    g = np.asarray(grid, dtype=np.float64).reshape(-1)
+    if g.size == 0:
+        raise ValueError("grid must hold at least one concentration alpha_0 > 0, got none")
+    if not np.all(np.isfinite(g)) or np.any(g <= 0):
+        raise ValueError("grid values are concentrations alpha_0 and must be finite and > 0, "
+                         "got %r" % (g.tolist(),))
+    return g
+
+
+def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
+                    num_samples=DEFAULT_NUM_SAMPLES, num_moves=DEFAULT_NUM_MOVES):
+    """Choose :math:`\\alpha = s\\, p(z)` by the estimated likelihood of ``docs`` over a grid of s.
+
+    Parameters
+    ----------
+    topics : numpy.ndarray, shape (K, V)
+        p(w | z), rows summing to 1.
+    p_z : numpy.ndarray, shape (K,)
+        The shape of the prior, >= 0 and summing to 1 (recovery's p(z)).
+    docs : list of list of (int, number)
+        Documents (e.g. a sample of the training corpus) with whole word counts.
+    grid : sequence of float, optional
+        Concentrations :math:`\\alpha_0 = s` to try; default :func:`default_grid` (0.1 to 10 K).
+    random_state : {int, numpy.random.RandomState, None}
+        Seed; the same random numbers serve every grid point.
+    num_samples, num_moves : int
+        Particles and Gibbs moves per token of the likelihood estimator
+        (:func:`.likelihood.document_log_likelihood`).
+
+    Returns
+    -------
+    DirichletFit
+
+    Raises
+    ------
+    ValueError
+        If p_z is not a distribution over the K topics, the grid holds a value <= 0, or the
+        documents hold no known word.
+    """
+    beta = _lik._check_topics(topics)
+    K = beta.shape[0]
+    shape = _check_p_z(p_z, K)
+    g = _check_grid(grid, K)
+    R = _lik._check_count('num_samples', num_samples, 1)
+    J = _lik._check_count('num_moves', num_moves, 0)
+    docs = list(docs)
+    if not docs:
+        raise ValueError("docs is empty: fitting the scale of alpha needs documents")
+    parsed, num_tokens, _ = _lik._parse_documents(docs, beta.shape[1])
+    if num_tokens.sum() == 0:
+        raise ValueError("none of the %d documents has a word id in [0, %d): nothing to fit "
+                         "alpha to" % (len(docs), beta.shape[1]))
+    seed = _lik._seed_of(random_state)
+    start = time.perf_counter()
+    total = _lik._estimate(beta, shape, g, parsed, seed, 0, R, J).sum(axis=1)
+    best = int(np.argmax(total))
+    scale = float(g[best])
+    if len(g) > 1 and (scale == g.min() or scale == g.max()):
+        logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood may "
+                       "keep increasing beyond it", scale, g.min(), g.max())
+    logger.info("alpha_0 = %.4g (log-likelihood %.6g, %.4f per token) from %d grid points on %d "
+                "documents (%.1f s)", scale, total[best], total[best] / num_tokens.sum(), len(g),
+                len(docs), time.perf_counter() - start)
+    return DirichletFit(scale * shape, scale, g, total)

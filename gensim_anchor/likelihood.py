@@ -1,0 +1,480 @@
+"""Document likelihood :math:`p(w_d \\mid \\beta, \\alpha)` under LDA, estimated by sequential Monte
+Carlo in JAX; held-out log-likelihood per token.
+
+What is estimated
+-----------------
+For a document with tokens :math:`w_1 \\dots w_N` (the bag of words expanded into a sequence),
+topics :math:`\\beta` (K x V, rows p(w | z)) and a Dirichlet prior :math:`\\alpha`,
+
+.. math::
+
+    p(w_d \\mid \\beta, \\alpha) = \\int \\prod_{n=1}^{N} \\Big(\\sum_k \\theta_k \\beta_{k w_n}\\Big)
+        \\mathrm{Dir}(\\theta; \\alpha)\\, d\\theta
+    = \\sum_{z} \\prod_n \\beta_{z_n w_n}\\,
+        \\frac{\\Gamma(\\alpha_0)}{\\Gamma(\\alpha_0 + N)}
+        \\prod_k \\frac{\\Gamma(\\alpha_k + n_k(z))}{\\Gamma(\\alpha_k)},
+
+the probability of the token *sequence* (no multinomial coefficient :math:`N!/\\prod_w n_w!`, which
+does not depend on the model; this is the usual held-out likelihood of topic-model papers).
+It is the exact LDA marginal likelihood, not a variational bound.
+
+Estimator: left-to-right sequential Monte Carlo with rejuvenation
+-----------------------------------------------------------------
+The chain rule :math:`p(w) = \\prod_n p(w_n \\mid w_{<n})` is computed with R particles, each a
+topic assignment :math:`z_{<n}` of the tokens seen so far (Wallach et al. 2009's left-to-right
+algorithm, made a proper particle filter; Del Moral, Doucet & Jasra 2006; Gilks & Berzuini 2001).
+At token n every particle r is weighted by its predictive probability
+
+.. math::
+
+    W^r_n = p(w_n \\mid z^r_{<n}) = \\sum_k \\beta_{k w_n}\\,
+        \\frac{n^r_k + \\alpha_k}{n - 1 + \\alpha_0},
+
+the particles are resampled (systematic resampling, when the effective sample size falls below
+R/2), :math:`z_n` is drawn from :math:`p(z_n \\mid z^r_{<n}, w_n) \\propto \\beta_{k w_n}(n^r_k +
+\\alpha_k)`, and ``num_moves`` collapsed-Gibbs updates of earlier assignments (cycling over the
+positions :math:`0 \\dots n`) rejuvenate each particle; they leave
+:math:`p(z_{\\le n} \\mid w_{\\le n})` invariant and undo early, poorly informed choices. The
+estimate is the mean final weight, :math:`\\hat p(w) = \\frac1R \\sum_r \\prod_n W^r_n` (with the
+products carried through the resampling steps).
+
+* :math:`\\hat p(w)` is **unbiased** for :math:`p(w)`, for any R, ``num_moves`` and token order.
+  Its log, which is returned, is therefore biased **low**: :math:`E[\\log\\hat p] \\le \\log p`
+  (Jensen), by about half the relative variance of :math:`\\hat p`, and
+  :math:`\\Pr(\\log\\hat p > \\log p + t) \\le e^{-t}` (Markov): a stochastic lower bound. The bias
+  shrinks as ``num_samples`` and ``num_moves`` grow.
+* Tokens are processed most informative first: words sorted by :math:`\\max_k p(z=k \\mid w)` under
+  the prior mean (anchor words, which name their topic, come first), taken round-robin (each
+  distinct word once, then the repeats). The order changes only the variance.
+* Measured on 40 KOS documents (136 tokens on average) with 50 anchor-word topics, against a
+  reference from 20,000 particles (which agreed with 2,000 particles x 64 moves to 0.03 nats):
+  with ``num_samples=50, num_moves=8`` the mean error was -1.4 nats per document at
+  :math:`\\alpha_0 = 1` and -0.35 at :math:`\\alpha_0 = 10` (-0.01 and -0.003 nats per token).
+  Importance sampling over :math:`\\theta` with the variational posterior as proposal (tempered,
+  :math:`\\mathrm{Dir}(c\\gamma_d)`, c in {1, 0.7}) was off by -4.4 and -2.2 nats per document
+  *even with a million samples* (median effective sample size 20 to 80 of 10^6: the mean-field
+  Dirichlet has the wrong shape in 50 dimensions), and the same filter in the order of the
+  bag of words (by word id) by -6.3 and -1.4.
+
+Cost
+----
+:math:`O(N R (J + 1) K)` arithmetic per document of N tokens (R = ``num_samples``,
+J = ``num_moves``), memory :math:`O(R (N + K))` per document. Documents are grouped by length
+(padded to a power of two, at least 8 tokens, so that few shapes are compiled) and each group is
+one ``vmap``-ed, jitted ``lax.scan`` of :math:`L (J + 1)` sequential steps, L the padded length.
+About 3 s of CPU for 1,000 KOS documents (136k tokens) with K = 50 and the defaults on 2 cores,
+plus compilation (about 1 s per length group on first use).
+
+Randomness comes from ``random_state`` (an int or a ``numpy.random.RandomState``, as everywhere
+in gensim): one draw seeds a JAX key, and document i of the corpus gets the key
+``fold_in(key, i)``, so the result for a seed does not depend on the chunking, and every
+:math:`\\alpha` evaluated with the same seed sees the same random numbers (common random numbers,
+used by :func:`gensim_anchor.dirichlet.fit_alpha_scale`).
+
+Examples
+--------
+.. sourcecode:: pycon
+
+    >>> import numpy as np
+    >>> from gensim_anchor.likelihood import document_log_likelihood
+    >>> topics = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]])
+    >>> alpha = np.array([0.5, 0.5])
+    >>> result = document_log_likelihood(topics, alpha, [[(0, 1), (2, 1)], [], [(9, 2)]],
+    ...                                  random_state=0)
+    >>> # word 0 is topic 0's, word 2 topic 1's: p = E[theta_0 theta_1] * 0.5 * 0.5 = 1/8 * 1/4
+    >>> bool(abs(result.log_p[0] - np.log(1 / 32)) < 0.01), result.num_tokens.tolist()
+    (True, [2, 0, 0])
+    >>> result.num_unknown.tolist()  # word 9 is outside the vocabulary
+    [0, 0, 2]
+
+"""
+import functools
+import itertools
+import logging
+import numbers
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gensim import utils
+from jax.scipy.special import logsumexp
+
+from .inference import TOPIC_FLOOR
+
+logger = logging.getLogger(__name__)
+
+#: Default number of particles R.
+DEFAULT_NUM_SAMPLES = 50
+#: Default number of collapsed-Gibbs rejuvenation updates per token.
+DEFAULT_NUM_MOVES = 8
+#: Resample when the effective sample size falls below this fraction of the particles.
+_ESS_FRACTION = 0.5
+_MIN_PAD = 8
+# Documents per jitted call are capped so that the particle states (alphas x documents x
+# particles x (padded length + K)) stay below this many elements (2^24: 128 MB in float64).
+_BATCH_ELEMENTS = 1 << 24
+
+
+class LikelihoodResult(NamedTuple):
+    """Estimated log-likelihoods of a chunk of documents.
+
+    Attributes
+    ----------
+    log_p : numpy.ndarray, shape (D,)
+        Estimate of :math:`\\log p(w_d \\mid \\beta, \\alpha)`, the log probability of the
+        document's token sequence (no multinomial coefficient). 0 for a document without known
+        tokens. An estimate (log of an unbiased estimate, so biased low), not a bound.
+    num_tokens : numpy.ndarray of int, shape (D,)
+        Tokens scored (sum of the counts of in-vocabulary words).
+    num_unknown : numpy.ndarray of int, shape (D,)
+        Tokens ignored because their word id is outside ``[0, V)``.
+
+    """
+    log_p: np.ndarray
+    num_tokens: np.ndarray
+    num_unknown: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------------
+# Input
+# ----------------------------------------------------------------------------------------------
+
+def _check_topics(topics):
+    """Topics as float64 (K, V), floored at TOPIC_FLOOR; rows must be distributions."""
+    beta = np.asarray(topics, dtype=np.float64)
+    if beta.ndim != 2 or beta.shape[0] < 1 or beta.shape[1] < 1:
+        raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s"
+                         % (beta.shape,))
+    if not np.all(np.isfinite(beta)) or np.any(beta < 0):
+        raise ValueError("topics must be finite and >= 0")
+    sums = beta.sum(axis=1)
+    bad = np.nonzero(np.abs(sums - 1.0) > 1e-5)[0]
+    if len(bad):
+        raise ValueError("topics must have rows p(w | z) summing to 1; row %d sums to %r"
+                         % (bad[0], float(sums[bad[0]])))
+    return np.maximum(beta, TOPIC_FLOOR)
+
+
+def _check_alpha(alpha, num_topics, name='alpha'):
+    """alpha as float64 (K,), finite, >= 0 with a positive sum (a zero entry: a topic no
+    document uses)."""
+    a = np.asarray(alpha, dtype=np.float64)
+    if a.shape != (num_topics,):
+        raise ValueError("%s must have shape (%d,) (one value per topic), got shape %s"
+                         % (name, num_topics, a.shape))
+    if not np.all(np.isfinite(a)) or np.any(a < 0) or not a.sum() > 0:
+        raise ValueError("%s must be finite, >= 0 and not all 0, got %r" % (name, a.tolist()))
+    return a
+
+
+def _check_count(name, value, minimum):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be an integer, got %r" % (name, value))
+    if value < minimum:
+        raise ValueError("%s must be >= %d, got %d" % (name, minimum, value))
+    return int(value)
+
+
+def _parse_documents(chunk, num_terms):
+    """Known word ids and integer counts of each document.
+
+    Returns
+    -------
+    docs : list of (numpy.ndarray int32, numpy.ndarray int32)
+    num_tokens, num_unknown : numpy.ndarray of int64, shape (D,)
+    """
+    docs, num_tokens, num_unknown = [], [], []
+    for d, doc in enumerate(chunk):
+        pairs = np.asarray(list(doc), dtype=np.float64).reshape(-1, 2)
+        ids, counts = pairs[:, 0], pairs[:, 1]
+        if np.any(counts < 0) or np.any(np.abs(counts - np.round(counts)) > 1e-6):
+            bad = np.nonzero((counts < 0) | (np.abs(counts - np.round(counts)) > 1e-6))[0][0]
+            raise ValueError("the likelihood of a document needs whole, non-negative word counts "
+                             "(a token sequence); document %d has count %r for word %r"
+                             % (d, counts[bad], ids[bad]))
+        counts = np.round(counts).astype(np.int64)
+        known = (ids >= 0) & (ids < num_terms) & (ids == np.floor(ids))
+        num_unknown.append(int(counts[~known].sum()))
+        keep = known & (counts > 0)
+        docs.append((ids[keep].astype(np.int32), counts[keep].astype(np.int32)))
+        num_tokens.append(int(counts[keep].sum()))
+    return docs, np.array(num_tokens, dtype=np.int64), np.array(num_unknown, dtype=np.int64)
+
+
+def _padded_length(n):
+    return max(_MIN_PAD, 1 << max(0, int(n) - 1).bit_length())
+
+
+def _seed_of(random_state):
+    """A JAX key seed drawn from an int / RandomState / None, gensim's way."""
+    return int(utils.get_random_state(random_state).randint(2 ** 31 - 1))
+
+
+# ----------------------------------------------------------------------------------------------
+# The particle filter (JAX)
+# ----------------------------------------------------------------------------------------------
+
+def _token_order(share, ids, counts, length):
+    """The token sequence of one document, most informative words first, round-robin.
+
+    ``share[w]`` is :math:`\\max_k p(z=k \\mid w)` for the document's words (U,); ``counts`` (U,)
+    is 0 in the padding. Returns word ids, shape (length,), -1 after the last token.
+    """
+    U = ids.shape[0]
+    rank = jnp.argsort(jnp.where(counts > 0, -share, jnp.inf), stable=True)
+    ids, counts = ids[rank], counts[rank]
+    ends = jnp.cumsum(counts)
+    j = jnp.arange(length)
+    word = jnp.minimum(jnp.searchsorted(ends, j, side='right'), U - 1)
+    occurrence = j - (ends[word] - counts[word])
+    valid = j < ends[-1]
+    # Each distinct word once (most informative first), then second occurrences, ...
+    order = jnp.argsort(jnp.where(valid, occurrence * U + word, length * U + j), stable=True)
+    return jnp.where(valid[order], ids[word[order]], -1)
+
+
+def _sample_index(weights, u):
+    """Inverse-CDF draws from unnormalised ``weights`` (R, K), one per row, with ``u`` (R,) in
+    (0, 1].
+
+    Two stages, a block of about :math:`\\sqrt K` topics and then a topic in it: XLA's CPU
+    cumulative sum costs :math:`O(K^2)` per row (a reduce-window), so this is 2 to 2.5 times
+    faster than one cumulative sum for K = 50 to 100, with the same draws up to rounding.
+    """
+    R, K = weights.shape
+    size = 1 << max(0, round(np.log2(np.sqrt(K))))
+    blocks = -(-K // size)
+    rows = jnp.arange(R)
+    w = jnp.pad(weights, ((0, 0), (0, blocks * size - K))).reshape(R, blocks, size)
+    block_mass = jnp.sum(w, axis=2)                                       # (R, blocks)
+    block_cdf = jnp.cumsum(block_mass, axis=1)
+    target = u * block_cdf[:, -1]
+    b = jnp.minimum(jnp.sum(block_cdf < target[:, None], axis=1), blocks - 1)
+    target = target - (block_cdf[rows, b] - block_mass[rows, b])
+    inner_cdf = jnp.cumsum(w[rows, b], axis=1)                           # (R, size)
+    i = jnp.minimum(jnp.sum(inner_cdf < target[:, None], axis=1), size - 1)
+    return jnp.minimum(b * size + i, K - 1).astype(jnp.int32)
+
+
+def _assignment_dtype(num_topics):
+    """The smallest integer type for topic indices: the particles' assignments are copied at
+    every resampling, so their size matters."""
+    return jnp.int8 if num_topics <= 127 else jnp.int16 if num_topics <= 32767 else jnp.int32
+
+
+def _filter_step(beta_tok, alpha, key, num_tokens, state, n, num_moves):
+    """Token n of one document: weight, resample, propagate, rejuvenate.
+
+    ``beta_tok`` (L, K): :math:`\\beta_{k w_m}` for each position m; ``state`` = (z (R, L),
+    counts + alpha (R, K), log-weights (R,), Gibbs pointer). Past the document's last token
+    (n >= num_tokens) only the weights are frozen: what happens to z then does not matter.
+    """
+    z, conc, logw, pointer = state
+    R, K = conc.shape
+    particles = jnp.arange(R)
+    u = 1.0 - jax.random.uniform(jax.random.fold_in(key, n), (num_moves + 2, R))
+    # Weight by the predictive probability of token n, then resample if degenerate.
+    unnorm = beta_tok[n] * conc                                          # (R, K)
+    new_logw = logw + jnp.log(jnp.sum(unnorm, axis=1) / (n + jnp.sum(alpha)))
+    new_logw = jnp.where(n < num_tokens, new_logw, logw)
+    total = logsumexp(new_logw)
+    w = jnp.exp(new_logw - total)
+    resample = 1.0 / jnp.sum(w * w) < _ESS_FRACTION * R
+    # Systematic resampling: one uniform shared by the R strata.
+    ancestors = jnp.searchsorted(jnp.cumsum(w), (particles + 1.0 - u[0, 0]) / R)
+    ancestors = jnp.where(resample, jnp.minimum(ancestors, R - 1), particles)
+    z, conc, unnorm = z[ancestors], conc[ancestors], unnorm[ancestors]
+    logw = jnp.where(resample, total - jnp.log(R), new_logw)
+    # Propagate: z_n ~ p(z_n | z_<n, w_n).
+    k = _sample_index(unnorm, u[1])
+    z = z.at[:, n].set(k.astype(z.dtype))
+    conc = conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
+
+    # Rejuvenate: collapsed Gibbs updates of positions pointer, pointer+1, ... (mod n+1).
+    def gibbs(j, zc):
+        z, conc = zc
+        m = (pointer + j) % (n + 1)
+        conc = conc - jax.nn.one_hot(z[:, m], K, dtype=conc.dtype)
+        k = _sample_index(beta_tok[m] * conc, u[2 + j])
+        return z.at[:, m].set(k.astype(z.dtype)), conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
+
+    z, conc = jax.lax.fori_loop(0, num_moves, gibbs, (z, conc))
+    return z, conc, logw, (pointer + num_moves) % (n + 1)
+
+
+@functools.partial(jax.jit, static_argnames=('num_particles', 'num_moves'))
+def _filter_batch(beta, shape, scales, ids, counts, key, doc_index, num_particles, num_moves):
+    """log p-hat for every (scale, document): shape (G, D).
+
+    ``beta`` (K, V) floored; ``shape`` (K,) the prior's shape (sums to 1); ``scales`` (G,) the
+    concentrations alpha_0 (alpha = scale * shape); ``ids``/``counts`` (D, L) the documents' words
+    (counts 0 in the padding, L >= every document's token count); ``doc_index`` (D,) each
+    document's index in the corpus, which picks its random numbers.
+    """
+    (D, L), K, G, R = ids.shape, beta.shape[0], scales.shape[0], num_particles
+    share = beta * shape[:, None]
+    share = jnp.max(share, axis=0) / jnp.sum(share, axis=0)          # (V,) max_k p(z=k | w)
+    tokens = jax.vmap(_token_order, (0, 0, 0, None))(share[ids], ids, counts, L)
+    beta_tok = jnp.transpose(beta[:, jnp.maximum(tokens, 0)], (1, 2, 0))  # (D, L, K)
+    keys = jax.vmap(jax.random.fold_in, (None, 0))(key, doc_index)
+    num_tokens = jnp.sum(counts, axis=1)
+    alphas = scales[:, None] * shape                                  # (G, K)
+    step = jax.vmap(_filter_step, (0, None, 0, 0, 0, None, None))    # documents
+    step = jax.vmap(step, (None, 0, None, None, 0, None, None))       # alphas
+
+    def body(n, state):
+        return step(beta_tok, alphas, keys, num_tokens, state, n, num_moves)
+
+    state = (jnp.zeros((G, D, R, L), _assignment_dtype(K)),
+             jnp.broadcast_to(alphas[:, None, None, :], (G, D, R, K)),
+             jnp.zeros((G, D, R), alphas.dtype), jnp.zeros((G, D), jnp.int32))
+    # A loop as long as the batch's longest document (not a shape: no recompilation).
+    _, _, logw, _ = jax.lax.fori_loop(0, jnp.max(num_tokens), body, state)
+    return logsumexp(logw, axis=2) - jnp.log(R)
+
+
+def _estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
+    """log p-hat, shape (G, D), for parsed documents; length groups, batches of power-of-two
+    size (so few shapes are compiled), one jitted call per batch."""
+    G, D = len(scales), len(docs)
+    out = np.zeros((G, D))
+    lengths = np.array([int(c.sum()) for _, c in docs], dtype=np.int64)
+    padded = np.array([_padded_length(n) for n in lengths], dtype=np.int64)
+    with jax.enable_x64(True):
+        key = jax.random.PRNGKey(seed)
+        beta_j = jnp.asarray(beta)
+        shape_j = jnp.asarray(shape, jnp.float64)
+        scales_j = jnp.asarray(scales, jnp.float64)
+        for L in np.unique(padded[lengths > 0]):
+            members = np.nonzero((padded == L) & (lengths > 0))[0]
+            cap = _BATCH_ELEMENTS // (G * num_particles * (int(L) + beta.shape[0]))
+            cap = 1 << max(0, int(cap).bit_length() - 1)
+            size = min(cap, 1 << (len(members) - 1).bit_length())
+            for lo in range(0, len(members), size):
+                batch = members[lo:lo + size]
+                ids = np.zeros((size, L), dtype=np.int32)
+                counts = np.zeros((size, L), dtype=np.int32)
+                for row, d in enumerate(batch):
+                    ids[row, :len(docs[d][0])] = docs[d][0]
+                    counts[row, :len(docs[d][1])] = docs[d][1]
+                index = np.zeros(size, dtype=np.uint32)
+                index[:len(batch)] = (batch + offset) % (1 << 32)
+                logp = _filter_batch(beta_j, shape_j, scales_j, jnp.asarray(ids),
+                                     jnp.asarray(counts), key, jnp.asarray(index),
+                                     num_particles, num_moves)
+                out[:, batch] = np.asarray(logp)[:, :len(batch)]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------------
+
+def document_log_likelihood(topics, alpha, chunk, *, num_samples=DEFAULT_NUM_SAMPLES,
+                            num_moves=DEFAULT_NUM_MOVES, random_state=None):
+    """Estimate :math:`\\log p(w_d \\mid \\beta, \\alpha)` for each document of a chunk.
+
+    The LDA marginal likelihood of the document's token sequence (no multinomial coefficient),
+    by the left-to-right particle filter with Gibbs rejuvenation described in the module
+    docstring. It is an *estimate* (the log of an unbiased estimate of p, hence biased low by
+    an amount that shrinks with ``num_samples`` and ``num_moves``), not a variational bound.
+
+    Parameters
+    ----------
+    topics : numpy.ndarray, shape (K, V)
+        p(w | z), rows summing to 1; floored at :data:`.inference.TOPIC_FLOOR`.
+    alpha : numpy.ndarray, shape (K,)
+        Dirichlet prior, > 0 (an entry 0 is allowed: that topic is never used).
+    chunk : list of list of (int, number)
+        Bag-of-words documents with whole counts. Ids outside ``[0, V)`` are ignored and
+        counted in ``num_unknown``; an empty document has ``log_p = 0`` and 0 tokens.
+    num_samples : int
+        Particles R per document.
+    num_moves : int
+        Collapsed-Gibbs rejuvenation updates per token (0: a plain particle filter).
+    random_state : {int, numpy.random.RandomState, None}
+        Seed; the same seed gives the same estimates.
+
+    Returns
+    -------
+    LikelihoodResult
+        ``log_p``, ``num_tokens`` and ``num_unknown``, each of shape (D,).
+
+    Notes
+    -----
+    Cost :math:`O(N R (J + 1) K)` per document of N tokens, J = ``num_moves``.
+    """
+    beta = _check_topics(topics)
+    a = _check_alpha(alpha, beta.shape[0])
+    R = _check_count('num_samples', num_samples, 1)
+    J = _check_count('num_moves', num_moves, 0)
+    docs, num_tokens, num_unknown = _parse_documents(chunk, beta.shape[1])
+    seed = _seed_of(random_state)
+    log_p = _estimate(beta, a / a.sum(), [a.sum()], docs, seed, 0, R, J)[0]
+    return LikelihoodResult(log_p, num_tokens, num_unknown)
+
+
+def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_state=None, **kw):
+    """Held-out log-likelihood per token: :math:`\\sum_d \\log\\hat p(w_d) / \\sum_d N_d`.
+
+    The estimate of :func:`document_log_likelihood` summed over the corpus and divided by the
+    number of in-vocabulary tokens (nats per token; higher is better). Not a variational bound:
+    the log of unbiased per-document estimates, so slightly biased low.
+
+    Parameters
+    ----------
+    topics : numpy.ndarray, shape (K, V)
+    alpha : numpy.ndarray, shape (K,)
+    corpus : iterable of list of (int, number)
+        Streamed ``chunksize`` documents at a time.
+    chunksize : int
+        Documents per call of :func:`document_log_likelihood`.
+    random_state : {int, numpy.random.RandomState, None}
+        Seed. Document i of the corpus gets the same random numbers whatever the chunking.
+    **kw
+        ``num_samples``, ``num_moves``: as for :func:`document_log_likelihood`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor.likelihood import log_likelihood_per_token
+        >>> topics = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]])
+        >>> # each document is from one topic: with a small alpha a token costs about log 2
+        >>> value = log_likelihood_per_token(topics, np.array([0.01, 0.01]),
+        ...                                  [[(0, 5), (1, 5)], [(2, 4), (3, 6)]], random_state=0)
+        >>> round(value, 2)
+        -0.77
+
+    """
+    beta = _check_topics(topics)
+    a = _check_alpha(alpha, beta.shape[0])
+    chunksize = _check_count('chunksize', chunksize, 1)
+    R = _check_count('num_samples', kw.pop('num_samples', DEFAULT_NUM_SAMPLES), 1)
+    J = _check_count('num_moves', kw.pop('num_moves', DEFAULT_NUM_MOVES), 0)
+    if kw:
+        raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kw)))
+    seed = _seed_of(random_state)
+    start = time.perf_counter()
+    total, tokens, offset = 0.0, 0, 0
+    stream = iter(corpus)
+    while True:
+        chunk = list(itertools.islice(stream, chunksize))
+        if not chunk:
+            break
+        docs, num_tokens, _ = _parse_documents(chunk, beta.shape[1])
+        total += float(_estimate(beta, a / a.sum(), [a.sum()], docs, seed, offset, R, J).sum())
+        tokens += int(num_tokens.sum())
+        offset += len(chunk)
+    if tokens == 0:
+        raise ValueError("the corpus has no tokens with word ids in [0, %d)" % beta.shape[1])
+    logger.info("log-likelihood per token %.4f on %d documents, %d tokens (%.1f s)",
+                total / tokens, offset, tokens, time.perf_counter() - start)
+    return total / tokens

@@ -1,0 +1,179 @@
+"""The document likelihood estimator (left-to-right particle filter with Gibbs rejuvenation).
+
+The reference is exact: on a model small enough to enumerate every topic assignment,
+
+    p(w) = sum_z prod_n beta[z_n, w_n] * Polya(n(z) | alpha),
+    Polya(n | alpha) = Gamma(a0) / Gamma(a0 + N) * prod_k Gamma(alpha_k + n_k) / Gamma(alpha_k),
+
+the probability of the token sequence (no multinomial coefficient). For K = 2 the enumeration is
+itself checked against a 1-D numerical integral over theta.
+"""
+import itertools
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import gammaln
+
+from conftest import lda_corpus
+from gensim_anchor.likelihood import (LikelihoodResult, document_log_likelihood,
+                                      log_likelihood_per_token)
+
+
+def exact_log_likelihood(topics, alpha, doc):
+    """log p(w | topics, alpha) of a bag-of-words document by enumerating all K^N assignments."""
+    tokens = [int(w) for w, c in doc for _ in range(int(c)) if 0 <= w < topics.shape[1]]
+    K, N = len(alpha), len(tokens)
+    if N == 0:
+        return 0.0
+    terms = []
+    for z in itertools.product(range(K), repeat=N):
+        n = np.bincount(z, minlength=K)
+        log_words = np.sum(np.log(topics[list(z), tokens]))
+        log_polya = (gammaln(alpha.sum()) - gammaln(alpha.sum() + N)
+                     + np.sum(gammaln(alpha + n) - gammaln(alpha)))
+        terms.append(log_words + log_polya)
+    return float(np.logaddexp.reduce(terms))
+
+
+def quadrature_log_likelihood(topics, alpha, doc):
+    """K = 2 only: log of the integral over theta_0 of prod_n p(w_n | theta) Beta(theta_0)."""
+    tokens = np.array([w for w, c in doc for _ in range(int(c))])
+    b0, b1 = topics[0, tokens], topics[1, tokens]
+    log_norm = gammaln(alpha.sum()) - gammaln(alpha).sum()
+
+    def integrand(t):
+        return np.exp(np.sum(np.log(t * b0 + (1 - t) * b1)) + log_norm
+                      + (alpha[0] - 1) * np.log(t) + (alpha[1] - 1) * np.log1p(-t))
+
+    value, _ = integrate.quad(integrand, 0.0, 1.0, epsabs=0.0, epsrel=1e-11, limit=200)
+    return float(np.log(value))
+
+
+@pytest.fixture(scope='module')
+def tiny():
+    """K = 3 topics over V = 5 words and six documents of 1 to 6 tokens."""
+    rng = np.random.default_rng(0)
+    topics = rng.dirichlet(np.full(5, 0.5), size=3)
+    docs = []
+    for n in range(1, 7):
+        ids, counts = np.unique(rng.integers(0, 5, size=n), return_counts=True)
+        docs.append(list(zip(ids.tolist(), counts.tolist())))
+    return topics, docs
+
+
+def test_enumeration_matches_quadrature():
+    """The reference itself: enumeration = integral over theta, for K = 2."""
+    rng = np.random.default_rng(1)
+    topics = rng.dirichlet(np.ones(4), size=2)
+    for alpha in (np.array([0.3, 0.7]), np.array([2.0, 5.0])):
+        for doc in ([(0, 1)], [(1, 2), (3, 1)], [(0, 1), (1, 1), (2, 2), (3, 1)]):
+            assert exact_log_likelihood(topics, alpha, doc) == pytest.approx(
+                quadrature_log_likelihood(topics, alpha, doc), abs=1e-9)
+
+
+@pytest.mark.parametrize('alpha', [[0.1, 0.05, 0.2], [1.0, 0.5, 2.0], [5.0, 5.0, 5.0]])
+def test_agrees_with_exact_enumeration(tiny, alpha):
+    topics, docs = tiny
+    alpha = np.array(alpha)
+    exact = np.array([exact_log_likelihood(topics, alpha, d) for d in docs])
+    result = document_log_likelihood(topics, alpha, docs, num_samples=100_000, random_state=0)
+    np.testing.assert_array_equal(result.num_tokens, np.arange(1, 7))
+    np.testing.assert_allclose(result.log_p, exact, rtol=0, atol=0.01)
+
+
+def test_exact_for_a_single_token_and_for_separated_topics():
+    """One token: p(w) = sum_k alpha_k / alpha_0 * beta_kw for every particle, so no noise."""
+    topics = np.array([[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]])
+    alpha = np.array([0.3, 0.9])
+    result = document_log_likelihood(topics, alpha, [[(1, 1)], [(2, 1)], [(0, 1), (3, 1)]],
+                                     num_samples=3, random_state=0)
+    # Two tokens of different topics: p = E[theta_0 theta_1] * 1/4 = a0 a1 / (A (A + 1)) / 4.
+    expected = np.log([0.25 * 0.5, 0.75 * 0.5, 0.3 * 0.9 / (1.2 * 2.2) / 4])
+    np.testing.assert_allclose(result.log_p, expected, rtol=1e-9)
+
+
+def test_seeded_and_converging(tiny):
+    topics, docs = tiny
+    alpha = np.array([0.1, 0.05, 0.2])
+    exact = np.array([exact_log_likelihood(topics, alpha, d) for d in docs])
+
+    def run(seed, samples):
+        return document_log_likelihood(topics, alpha, docs, num_samples=samples,
+                                       random_state=seed).log_p
+
+    np.testing.assert_array_equal(run(3, 20), run(3, 20))
+    np.testing.assert_array_equal(run(np.random.RandomState(3), 20), run(3, 20))
+    a, b = run(3, 20), run(4, 20)
+    assert np.any(a != b)
+    assert np.max(np.abs(a - b)) < 1.0
+    error = {samples: np.mean([np.abs(run(seed, samples) - exact).mean() for seed in range(4)])
+             for samples in (10, 10_000)}
+    assert error[10_000] < error[10] / 5
+    assert error[10_000] < 0.01
+
+
+def test_unknown_and_empty_documents(tiny):
+    topics, docs = tiny
+    alpha = np.array([1.0, 0.5, 2.0])
+    doc = docs[3]
+    chunk = [[], [(99, 2), (-1, 1)], doc + [(5, 4)], [(0, 0.0)]]
+    result = document_log_likelihood(topics, alpha, chunk, random_state=0)
+    assert isinstance(result, LikelihoodResult)
+    np.testing.assert_array_equal(result.num_tokens, [0, 0, 4, 0])
+    np.testing.assert_array_equal(result.num_unknown, [0, 3, 4, 0])
+    assert result.log_p[0] == 0.0 and result.log_p[1] == 0.0 and result.log_p[3] == 0.0
+    # The unknown word is ignored: the same document (at the same position) scores the same.
+    plain = document_log_likelihood(topics, alpha, [[], [], doc], random_state=0)
+    assert result.log_p[2] == plain.log_p[2]
+    assert abs(result.log_p[2] - exact_log_likelihood(topics, alpha, doc)) < 0.1
+    empty = document_log_likelihood(topics, alpha, [], random_state=0)
+    assert empty.log_p.shape == empty.num_tokens.shape == (0,)
+
+
+def test_input_validation(tiny):
+    topics, docs = tiny
+    alpha = np.ones(3)
+    with pytest.raises(ValueError, match="whole, non-negative word counts"):
+        document_log_likelihood(topics, alpha, [[(0, 1.5)]])
+    with pytest.raises(ValueError, match="row 1 sums to"):
+        document_log_likelihood(topics * np.array([[1.0], [1.1], [1.0]]), alpha, docs)
+    with pytest.raises(ValueError, match=r"alpha must have shape \(3,\)"):
+        document_log_likelihood(topics, np.ones(2), docs)
+    with pytest.raises(ValueError, match="alpha must be finite, >= 0"):
+        document_log_likelihood(topics, np.array([1.0, -1.0, 1.0]), docs)
+    with pytest.raises(ValueError, match="num_samples must be >= 1"):
+        document_log_likelihood(topics, alpha, docs, num_samples=0)
+    with pytest.raises(ValueError, match="no tokens"):
+        log_likelihood_per_token(topics, alpha, [[], [(7, 1)]])
+
+
+def test_per_token_is_sum_over_tokens_whatever_the_chunking(tiny):
+    topics, _ = tiny
+    alpha = np.array([0.5, 0.5, 0.5])
+    rng = np.random.default_rng(2)
+    corpus = [[(int(w), int(c)) for w, c in zip(*np.unique(rng.integers(0, 5, size=n),
+                                                           return_counts=True))]
+              for n in rng.integers(1, 40, size=23)]
+    result = document_log_likelihood(topics, alpha, corpus, random_state=5)
+    expected = result.log_p.sum() / result.num_tokens.sum()
+    for chunksize in (1000, 7):
+        value = log_likelihood_per_token(topics, alpha, iter(corpus), chunksize=chunksize,
+                                         random_state=5)
+        assert value == pytest.approx(expected, rel=1e-12)
+
+
+def test_true_topics_score_higher_than_scrambled():
+    """Held-out documents from LDA: the generating topics beat a scrambled copy of them."""
+    rng = np.random.default_rng(3)
+    K, V = 4, 40
+    A = rng.dirichlet(np.full(V, 0.2), size=K).T                    # (V, K)
+    alpha = np.full(K, 0.5)
+    heldout = lda_corpus(rng, A, alpha, num_docs=60, doc_length=40)
+    scrambled = A[rng.permutation(V)]
+    true_ll = log_likelihood_per_token(A.T, alpha, heldout, random_state=0)
+    scrambled_ll = log_likelihood_per_token(scrambled.T, alpha, heldout, random_state=0)
+    assert true_ll > scrambled_ll + 0.1
+    # And a per-token likelihood is a (negative) log probability: no better than the entropy
+    # bound of the true word distribution would allow, no worse than uniform over V by far.
+    assert -np.log(V) - 1.0 < true_ll < 0.0
