@@ -161,24 +161,39 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     InferenceResult
     """
     beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
-    ids, counts, kept = pad_documents(chunk, beta.shape[1])
-    if ids.shape[0] == 0:
-        return InferenceResult(np.zeros((0, beta.shape[0])), np.zeros(0, np.int64),
-                               np.zeros_like(beta) if collect_sstats else None,
-                               [] if return_phi else None, [] if return_phi else None)
+    docs = [list(doc) for doc in chunk]
+    K, D = beta.shape[0], len(docs)
+    gamma = np.zeros((D, K))
+    n_iter = np.zeros(D, dtype=np.int64)
+    sstats = np.zeros_like(beta) if collect_sstats else None
+    phi = [None] * D if return_phi else None
+    phi_ids = [None] * D if return_phi else None
+    # Documents are grouped by padded length (a power of two) so that short documents are not
+    # padded to the longest one; each group's size is padded to a power of two too, so a few
+    # shapes are compiled whatever the chunk.
+    groups = {}
+    for d, doc in enumerate(docs):
+        groups.setdefault(max(_MIN_PAD, 1 << max(0, (len(doc) - 1).bit_length())), []).append(d)
     with jax.enable_x64(True):
-        gamma, it, extra = _infer_chunk(
-            jnp.asarray(beta), jnp.asarray(alpha, jnp.float64), jnp.asarray(ids), jnp.asarray(counts),
-            jnp.asarray(max_iter, jnp.int64), jnp.asarray(tol, jnp.float64), collect_sstats, return_phi)
-        gamma, it = np.asarray(gamma), np.asarray(it)
-        extra = None if extra is None else np.asarray(extra)
-    if not return_phi:
-        return InferenceResult(gamma, it, extra)
-    phi = [extra[d][:, :len(pairs)] for d, pairs in enumerate(kept)]
-    phi_ids = [[(int(w), float(c)) for w, c in pairs] for pairs in kept]
-    sstats = None
-    if collect_sstats:
-        sstats = np.zeros_like(beta)
-        for d, pairs in enumerate(kept):
-            np.add.at(sstats, (slice(None), pairs[:, 0].astype(np.int64)), phi[d])
-    return InferenceResult(gamma, it, sstats, phi, phi_ids)
+        beta_j, alpha_j = jnp.asarray(beta), jnp.asarray(alpha, jnp.float64)
+        max_iter_j, tol_j = jnp.asarray(max_iter, jnp.int64), jnp.asarray(tol, jnp.float64)
+        for members in groups.values():
+            size = max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
+            batch = [docs[d] for d in members] + [[]] * (size - len(members))
+            ids, counts, kept = pad_documents(batch, beta.shape[1])
+            g, it, extra = _infer_chunk(beta_j, alpha_j, jnp.asarray(ids), jnp.asarray(counts), max_iter_j,
+                                        tol_j, collect_sstats and not return_phi, return_phi)
+            n = len(members)
+            gamma[members], n_iter[members] = np.asarray(g)[:n], np.asarray(it)[:n]
+            if extra is None:
+                continue
+            extra = np.asarray(extra)
+            if not return_phi:
+                sstats += extra  # padding documents contribute nothing (counts 0)
+                continue
+            for j, d in enumerate(members):
+                phi[d] = extra[j][:, :len(kept[j])]
+                phi_ids[d] = [(int(w), float(c)) for w, c in kept[j]]
+                if collect_sstats:
+                    np.add.at(sstats, (slice(None), kept[j][:, 0].astype(np.int64)), phi[d])
+    return InferenceResult(gamma, n_iter, sstats, phi, phi_ids)

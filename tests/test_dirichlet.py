@@ -1,0 +1,65 @@
+"""alpha = scale * p(z), the scale chosen by the estimated likelihood of documents (grid search).
+
+On documents drawn from LDA with known topics and a known prior, the fit with the true topics
+and the true p(z) must find the true concentration alpha_0 up to the grid's resolution (a factor
+10^(1/4) = 1.78 between points) and the estimator's noise, and prefer it clearly to the ends of
+the grid.
+"""
+import numpy as np
+import pytest
+
+from conftest import lda_corpus
+from gensim_anchor.dirichlet import DirichletFit, default_grid, fit_alpha_scale
+
+K, V = 4, 50
+P_Z = np.array([0.4, 0.3, 0.2, 0.1])
+
+
+@pytest.fixture(scope='module')
+def topics():
+    rng = np.random.default_rng(10)
+    return rng.dirichlet(np.full(V, 0.1), size=K)                    # (K, V)
+
+
+@pytest.mark.parametrize('alpha0', [0.4, 4.0])
+def test_recovers_the_concentration(topics, alpha0):
+    rng = np.random.default_rng(int(alpha0 * 10))
+    docs = lda_corpus(rng, topics.T, alpha0 * P_Z, num_docs=400, doc_length=30)
+    fit = fit_alpha_scale(topics, P_Z, docs, random_state=0)
+    assert isinstance(fit, DirichletFit)
+    np.testing.assert_allclose(fit.grid, default_grid(K))
+    assert alpha0 / 2 <= fit.scale <= alpha0 * 2
+    np.testing.assert_allclose(fit.alpha, fit.scale * P_Z)
+    assert fit.log_likelihood.shape == fit.grid.shape
+    assert fit.log_likelihood.max() == fit.log_likelihood[fit.grid == fit.scale][0]
+    # Clearly better than the extremes (documents of one topic; every document alike).
+    assert fit.log_likelihood.max() > fit.log_likelihood[0] + 20
+    assert fit.log_likelihood.max() > fit.log_likelihood[-1] + 20
+
+
+def test_seeded(topics):
+    rng = np.random.default_rng(1)
+    docs = lda_corpus(rng, topics.T, 1.0 * P_Z, num_docs=30, doc_length=20)
+    grid = [0.3, 1.0, 3.0]
+    a = fit_alpha_scale(topics, P_Z, docs, grid=grid, random_state=7)
+    b = fit_alpha_scale(topics, P_Z, docs, grid=grid, random_state=7)
+    np.testing.assert_array_equal(a.log_likelihood, b.log_likelihood)
+    np.testing.assert_array_equal(a.grid, grid)
+
+
+def test_input_validation(topics):
+    docs = [[(0, 2), (3, 1)]]
+    with pytest.raises(ValueError, match=r"p_z must be >= 0 .*p_z\[1\] = -0.1"):
+        fit_alpha_scale(topics, np.array([0.6, -0.1, 0.3, 0.2]), docs)
+    with pytest.raises(ValueError, match="p_z must sum to 1.*it sums to 0.5"):
+        fit_alpha_scale(topics, P_Z / 2, docs)
+    with pytest.raises(ValueError, match=r"p_z must have shape \(4,\)"):
+        fit_alpha_scale(topics, np.ones(3) / 3, docs)
+    with pytest.raises(ValueError, match="docs is empty"):
+        fit_alpha_scale(topics, P_Z, [])
+    with pytest.raises(ValueError, match="none of the 2 documents has a word id in"):
+        fit_alpha_scale(topics, P_Z, [[], [(V + 3, 1)]])
+    with pytest.raises(ValueError, match="grid values are concentrations"):
+        fit_alpha_scale(topics, P_Z, docs, grid=[1.0, 0.0])
+    with pytest.raises(ValueError, match="grid must hold at least one"):
+        fit_alpha_scale(topics, P_Z, docs, grid=[])
