@@ -468,7 +468,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             docs = _alpha_documents(self._sample.docs, self._projection_seed)
             fit = fit_alpha_scale(self.get_topics(), self.p_z, docs, random_state=self._projection_seed,
                                   num_samples=_ALPHA_PARTICLES, num_moves=_ALPHA_MOVES)
-            self.alpha = fit.alpha
+            # p(z) can hold exact zeros (the original Recover clips R); a zero alpha_k would
+            # make inference take digamma(0).
+            self.alpha = np.maximum(fit.alpha, 1e-8 * fit.scale)
             logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations by the estimated "
                         "likelihood of %d sampled training documents", fit.scale, len(fit.grid), len(docs))
 
@@ -586,11 +588,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """
         from .likelihood import document_log_likelihood
         self._check_trained()
-        total = 0.0
-        for chunk in utils.grouper(corpus, self.chunksize):
-            total += float(document_log_likelihood(
-                self.get_topics(), self.alpha, list(chunk), random_state=self._projection_seed).log_p.sum())
-        return total * subsample_ratio
+        # One call: every document gets its own random numbers (keys are per document index).
+        result = document_log_likelihood(self.get_topics(), self.alpha, list(corpus),
+                                         random_state=self._projection_seed)
+        return float(result.log_p.sum()) * subsample_ratio
 
     def log_perplexity(self, chunk, total_docs=None):
         """Estimated held-out log-likelihood per token (nats) of ``chunk``.

@@ -21,9 +21,13 @@ proportions p(z)), 4 points per decade (steps of a factor 1.78). Both ends are n
 of LDA (a mixture of unigrams and a single unigram model), and the common choices, 1/K to 50/K
 per topic, lie well inside.
 
-Cost: one call of the estimator on ``docs`` per grid point, all grid points in one vmapped
+Cost: one evaluation of the estimator on ``docs`` per grid point, all grid points in one vmapped
 computation: :math:`O(G N R (J+1) K)` for N tokens in ``docs`` (G grid points, R particles, J
-Gibbs moves per token).
+Gibbs moves per token). With the defaults (R = 20, J = 4) and K = 50 (G = 16), 1,000 KOS
+documents take 19 s on 2 CPU cores (25 s on the first call), 300 documents 6 s. On 300 KOS
+documents (50 anchor-word topics) the defaults chose the same :math:`\\alpha_0` (3.16) as
+R = 50, J = 8: the estimator's bias (larger at small :math:`\\alpha_0`, see :mod:`.likelihood`)
+moved the curve by at most 0.01 nats per token.
 
 Examples
 --------
@@ -106,10 +110,11 @@ def _check_p_z(p_z, num_topics):
         raise ValueError("p_z must be finite, got %r" % (p.tolist(),))
     if np.any(p < 0):
         k = int(np.argmax(p < 0))
-        raise ValueError("p_z must be >= 0 (a distribution over topics); p_z[%d] = %r" % (k, p[k]))
+        raise ValueError("p_z must be >= 0 (a distribution over topics); p_z[%d] = %.6g"
+                         % (k, p[k]))
     if abs(p.sum() - 1.0) > 1e-5:
-        raise ValueError("p_z must sum to 1 (a distribution over topics), it sums to %r"
-                         % float(p.sum()))
+        raise ValueError("p_z must sum to 1 (a distribution over topics), it sums to %.6g"
+                         % p.sum())
     return p / p.sum()
 
 
