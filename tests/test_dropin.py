@@ -734,3 +734,25 @@ def test_pyldavis_prepare(request, lee, which):
     assert set(data.topic_info.Category) == {'Default'} | {'Topic%d' % k for k in range(1, K + 1)}
     assert set(data.topic_info.Term) <= set(dictionary.token2id)
     json.loads(data.to_json())
+
+
+def test_log_perplexity_and_bound_are_likelihood_estimates(anchor_auto, corpus):
+    """log_perplexity is the estimator's per-token log-likelihood and bound its sum; both are
+    seeded (repeatable), and the trained topics beat the same topics with their words shuffled."""
+    from gensim_anchor.likelihood import document_log_likelihood, log_likelihood_per_token
+    heldout = corpus[-40:]
+    per_token = anchor_auto.log_perplexity(heldout)
+    assert per_token == anchor_auto.log_perplexity(heldout)
+    expected = log_likelihood_per_token(anchor_auto.get_topics(), anchor_auto.alpha, heldout,
+                                        random_state=anchor_auto._projection_seed)
+    assert per_token == pytest.approx(expected, rel=1e-12)
+    total = anchor_auto.bound(heldout)
+    direct = document_log_likelihood(anchor_auto.get_topics(), anchor_auto.alpha, heldout,
+                                     random_state=anchor_auto._projection_seed).log_p.sum()
+    assert total == pytest.approx(direct, rel=1e-12)
+    tokens = sum(c for doc in heldout for _, c in doc)
+    assert total / tokens == pytest.approx(per_token, rel=1e-9)
+    assert anchor_auto.bound(heldout, subsample_ratio=2.0) == pytest.approx(2 * total)
+    shuffled = anchor_auto.get_topics()[:, np.random.default_rng(0).permutation(anchor_auto.num_terms)]
+    worse = log_likelihood_per_token(shuffled, anchor_auto.alpha, heldout, random_state=0)
+    assert per_token > worse + 0.5
