@@ -1,5 +1,4 @@
 """Stage 2: FastAnchorWords with the cleanup pass (Algorithm 4 of Arora et al. 2013)."""
-import math
 
 import numpy as np
 import pytest

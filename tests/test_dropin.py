@@ -6,7 +6,6 @@ The fitted models are module-scoped fixtures on the Lee background corpus (300 d
 import copy
 import json
 import numbers
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,16 +17,10 @@ from gensim.similarities import MatrixSimilarity
 from gensim.test.utils import datapath
 from gensim.utils import simple_preprocess
 
-import gensim_anchor
 from gensim_anchor import AnchorModel
 
 K = 8
 
-#: alpha='auto' (the default) needs gensim_anchor/dirichlet.py; until it exists, the models here
-#: are built with alpha='symmetric' and the tests of the default are skipped.
-HAVE_DIRICHLET = (Path(gensim_anchor.__file__).parent / 'dirichlet.py').is_file()
-needs_dirichlet = pytest.mark.skipif(not HAVE_DIRICHLET,
-                                     reason="gensim_anchor/dirichlet.py (alpha='auto') is absent")
 
 
 def lee_texts():
@@ -88,8 +81,6 @@ def small():
 @pytest.fixture(scope='module')
 def anchor_auto(corpus, dictionary):
     """The default alpha ('auto')."""
-    if not HAVE_DIRICHLET:
-        pytest.skip("gensim_anchor/dirichlet.py (alpha='auto') is absent")
     return AnchorModel(corpus, num_topics=K, id2word=dictionary, random_state=1)
 
 
@@ -632,7 +623,7 @@ def test_lda_tutorial_pattern(corpus, dictionary):
         corpus=corpus,
         id2word=id2word,
         chunksize=2000,
-        alpha='auto' if HAVE_DIRICHLET else 'symmetric',
+        alpha='auto',
         eta='auto',
         iterations=400,
         num_topics=K,
@@ -668,7 +659,6 @@ def test_generator_corpus_gives_the_same_model(anchor, anchor_stream, corpus):
         assert anchor_stream[doc] == anchor[doc]
 
 
-@needs_dirichlet
 def test_generator_corpus_gives_the_same_auto_alpha(anchor_auto, corpus, dictionary):
     stream = AnchorModel((doc for doc in corpus), num_topics=K, id2word=dictionary, random_state=1)
     np.testing.assert_array_equal(stream.get_topics(), anchor_auto.get_topics())
@@ -679,7 +669,6 @@ def test_generator_corpus_gives_the_same_auto_alpha(anchor_auto, corpus, diction
 # The default alpha ('auto'), once gensim_anchor/dirichlet.py exists
 # ----------------------------------------------------------------------------------------------
 
-@needs_dirichlet
 def test_default_alpha_model_is_a_drop_in(anchor_auto, corpus, tmp_path):
     model = anchor_auto
     assert model.alpha.shape == (K,)
