@@ -50,6 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import likelihood as _lik
+from ._validation import check_int
 
 logger = logging.getLogger(__name__)
 
@@ -164,8 +165,8 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
     K = beta.shape[0]
     shape = _check_p_z(p_z, K)
     g = _check_grid(grid, K)
-    R = _lik._check_count('num_samples', num_samples, 1)
-    J = _lik._check_count('num_moves', num_moves, 0)
+    R = check_int('num_samples', num_samples, minimum=1)
+    J = check_int('num_moves', num_moves, minimum=0)
     docs = list(docs)
     if not docs:
         raise ValueError("docs is empty: fitting the scale of alpha needs documents")

@@ -105,7 +105,6 @@ Examples
 import functools
 import itertools
 import logging
-import numbers
 import time
 from typing import NamedTuple
 
@@ -115,6 +114,7 @@ import numpy as np
 from gensim import utils
 from jax.scipy.special import logsumexp
 
+from ._validation import check_int
 from .inference import TOPIC_FLOOR
 
 logger = logging.getLogger(__name__)
@@ -186,14 +186,6 @@ def _check_alpha(alpha, num_topics, name='alpha'):
     if not np.all(np.isfinite(a)) or np.any(a < 0) or not a.sum() > 0:
         raise ValueError("%s must be finite, >= 0 and not all 0, got %r" % (name, a.tolist()))
     return a
-
-
-def _check_count(name, value, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError("%s must be an integer, got %r" % (name, value))
-    if value < minimum:
-        raise ValueError("%s must be >= %d, got %d" % (name, minimum, value))
-    return int(value)
 
 
 def _parse_documents(chunk, num_terms):
@@ -434,8 +426,8 @@ def document_log_likelihood(topics, alpha, chunk, *, num_samples=DEFAULT_NUM_SAM
     """
     beta = _check_topics(topics)
     a = _check_alpha(alpha, beta.shape[0])
-    R = _check_count('num_samples', num_samples, 1)
-    J = _check_count('num_moves', num_moves, 0)
+    R = check_int('num_samples', num_samples, minimum=1)
+    J = check_int('num_moves', num_moves, minimum=0)
     docs, num_tokens, num_unknown = _parse_documents(chunk, beta.shape[1])
     seed = _seed_of(random_state)
     log_p = _estimate(beta, a / a.sum(), [a.sum()], docs, seed, 0, R, J)[0]
@@ -482,9 +474,9 @@ def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_st
     """
     beta = _check_topics(topics)
     a = _check_alpha(alpha, beta.shape[0])
-    chunksize = _check_count('chunksize', chunksize, 1)
-    R = _check_count('num_samples', kw.pop('num_samples', DEFAULT_NUM_SAMPLES), 1)
-    J = _check_count('num_moves', kw.pop('num_moves', DEFAULT_NUM_MOVES), 0)
+    chunksize = check_int('chunksize', chunksize, minimum=1)
+    R = check_int('num_samples', kw.pop('num_samples', DEFAULT_NUM_SAMPLES), minimum=1)
+    J = check_int('num_moves', kw.pop('num_moves', DEFAULT_NUM_MOVES), minimum=0)
     if kw:
         raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kw)))
     seed = _seed_of(random_state)
