@@ -54,12 +54,28 @@ _ARMIJO_C1 = 1e-4
 _MAX_FAILS = 4
 # Refill the lane pool once 1/_REFILL_FRACTION of its lanes are idle.
 _REFILL_FRACTION = 4
-# Width of the lane pool of the batched EG solver: fixed, so that a word's result does not
-# depend on how many words are solved with it.
-_L2_LANES = 128
-_KL_LANES = 128
-# A KL block holds at most this many entries of Q-bar (block_rows x V), 64 MB in float64.
-_KL_BLOCK_ENTRIES = 1 << 23
+# Width of the lane pool of the batched EG solver, per JAX backend: fixed, so that a word's
+# result does not depend on how many words are solved with it. On a CPU 128 lanes keep the
+# (lanes x K) @ (K x V) products of RecoverKL in cache; an accelerator needs thousands of lanes
+# to be busy.
+_LANES = {'cpu': 128}
+_ACCELERATOR_LANES = 4096
+# A KL block holds at most this many entries of Q-bar (block_rows x V): 64 MB in float64 on a
+# CPU, 2 GB on an accelerator (a block must hold at least one pool of lanes to keep it busy).
+_KL_BLOCK_ENTRIES = {'cpu': 1 << 23}
+_ACCELERATOR_KL_BLOCK_ENTRIES = 1 << 28
+
+
+# EG iterations between two checks of the lane pool (see eg_solve).
+_STEPS = {'cpu': 1}
+_ACCELERATOR_STEPS = 16
+
+
+def _pool():
+    """Lane-pool settings of the current JAX backend: lanes and steps per check."""
+    backend = jax.default_backend()
+    return dict(lanes=_LANES.get(backend, _ACCELERATOR_LANES),
+                steps=_STEPS.get(backend, _ACCELERATOR_STEPS))
 
 
 class RecoverResult(NamedTuple):
@@ -179,7 +195,8 @@ def eg_update(value_and_grad, data, state, quadratic=False):
                    state.n_iter + 1, _gap(x, g), fails >= _MAX_FAILS, fails)
 
 
-def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, quadratic=False):
+def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, quadratic=False,
+             steps=1):
     """Solve many simplex-constrained problems by exponentiated gradient (Algorithm 5).
 
     Problem i is :math:`\\min_{x \\in \\Delta_K} f(x; \\text{params}, \\text{data}_i)`.
@@ -193,6 +210,10 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
     For convex f, :math:`f(x) - f^* \\le \\lambda^T x`: the stopping rule is the KKT /
     duality-gap test of the paper's supplementary material.
 
+    ``steps`` EG iterations run between two checks of the pool (finished lanes are frozen in
+    between, so the result does not depend on it): on an accelerator each check and write
+    costs a round trip, which more steps amortise.
+
     Returns
     -------
     (x, n_iter, gap) : jax.Array, shapes (n, K), (n,), (n,)
@@ -205,9 +226,10 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
     rows = data[jnp.minimum(first, n - 1)]
     st = init(rows)
     K = st.x.shape[1]
-    out_x = jnp.zeros((n + 1, K), st.x.dtype)
-    out_it = jnp.zeros(n + 1, st.n_iter.dtype)
-    out_gap = jnp.zeros(n + 1, st.gap.dtype)
+    out_x = jnp.zeros((n, K), st.x.dtype)
+    out_it = jnp.zeros(n, st.n_iter.dtype)
+    out_gap = jnp.zeros(n, st.gap.dtype)
+    finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
 
     def cond(c):
         word, nxt = c[0], c[3]
@@ -215,13 +237,28 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
 
     def body(c):
         word, rows, st, nxt, out_x, out_it, out_gap = c
-        st = update(rows, st)
+
+        def step(_, args):
+            # A lane that has finished is frozen, so a word's iterations do not depend on how
+            # many steps run between two checks.
+            st, frozen = args
+            moved = update(rows, st)
+            keep = lambda a, b: jnp.where(frozen.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+            st = jax.tree_util.tree_map(keep, st, moved)
+            return st, frozen | finished(st)
+
         active = word < n
-        done = active & ((st.gap < eps) | (st.n_iter >= max_iter) | st.stalled)
-        slot = jnp.where(done, word, n)  # row n collects the writes of lanes that go on
-        out_x = out_x.at[slot].set(st.x)
-        out_it = out_it.at[slot].set(st.n_iter)
-        out_gap = out_gap.at[slot].set(st.gap)
+        if steps == 1:
+            st = update(rows, st)
+        else:
+            st, _ = jax.lax.fori_loop(0, steps, step, (st, ~active))
+        done = active & finished(st)
+        # Lanes that go on write out of bounds, and the write is dropped: no two writes
+        # collide (colliding scatters serialise on a GPU).
+        slot = jnp.where(done, word, n)
+        out_x = out_x.at[slot].set(st.x, mode='drop')
+        out_it = out_it.at[slot].set(st.n_iter, mode='drop')
+        out_gap = out_gap.at[slot].set(st.gap, mode='drop')
         word = jnp.where(done, n, word)
         idle = word >= n
         # Refilling costs one more gradient for the whole pool, so it waits until a quarter of
@@ -244,7 +281,7 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
 
     carry = (first, rows, st, jnp.minimum(lanes, n), out_x, out_it, out_gap)
     _, _, _, _, out_x, out_it, out_gap = jax.lax.while_loop(cond, body, carry)
-    return out_x[:n], out_it[:n], out_gap[:n]
+    return out_x, out_it, out_gap
 
 
 def _l2_value_and_grad(XX, xy, x):
@@ -260,19 +297,22 @@ def _kl_value_and_grad(T, b, x):
     return -jnp.sum(jnp.where(b > 0, b * jnp.log(safe), 0.0)), -(T @ ratio)
 
 
-@functools.partial(jax.jit, static_argnames=('lanes',))
-def _solve_l2(XX, XY, eps, max_iter, lanes):
-    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes, quadratic=True)
+@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
+def _solve_l2(XX, XY, eps, max_iter, lanes, steps):
+    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes, quadratic=True,
+                    steps=steps)
 
 
-@functools.partial(jax.jit, static_argnames=('lanes',))
-def _solve_kl(T, B, eps, max_iter, lanes):
-    return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes)
+@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
+def _solve_kl(T, B, eps, max_iter, lanes, steps):
+    return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes, steps=steps)
 
 
 def kl_block_size(num_words, num_terms):
-    """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB)."""
-    return int(max(1, min(num_words, _KL_BLOCK_ENTRIES // max(num_terms, 1))))
+    """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB, on a
+    CPU; 2^28 on an accelerator)."""
+    entries = _KL_BLOCK_ENTRIES.get(jax.default_backend(), _ACCELERATOR_KL_BLOCK_ENTRIES)
+    return int(max(1, min(num_words, entries // max(num_terms, 1))))
 
 
 def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
@@ -297,7 +337,7 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     with jax.enable_x64(True):
         x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
-                               lanes=_L2_LANES)
+                               **_pool())
         return _result(x, it, gap, eps)
 
 
@@ -321,7 +361,7 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     with jax.enable_x64(True):
         x, it, gap = _solve_kl(jnp.asarray(T, jnp.float64), jnp.asarray(B),
                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
-                               lanes=_KL_LANES)
+                               **_pool())
         return _result(x, it, gap, eps)
 
 

@@ -509,3 +509,25 @@ def test_kos_kl_matches_reference(kos_problem):
     assert np.all(stats[:, 2] <= stats[:, 3] + 1e-13), "gap is not an upper bound"
     assert stats[:, 0].max() <= 1e-6, _report(stats, words)
     assert stats[:, 1].max() <= 1e-4, _report(stats, words)
+
+
+def test_eg_pool_settings_do_not_change_results(problems):
+    """The steps between two checks of the lane pool (an accelerator setting) change only the
+    schedule: every word gets the same iterations and weights. Another pool width changes the
+    shapes of the batched products, hence their rounding: the solutions agree to the tolerance."""
+    import jax
+    import jax.numpy as jnp
+    from gensim_anchor.recovery import _solve_kl, _solve_l2
+    T, B = problems
+    with jax.enable_x64(True):
+        args = (jnp.asarray(1e-10), jnp.asarray(BIG_MAX_ITER, jnp.int64))
+        for solve, data in ((_solve_l2, (jnp.asarray(T @ T.T), jnp.asarray(B @ T.T))),
+                            (_solve_kl, (jnp.asarray(T), jnp.asarray(B)))):
+            for lanes in (128, 8):
+                base = [np.asarray(a) for a in solve(*data, *args, lanes=lanes, steps=1)]
+                other = [np.asarray(a) for a in solve(*data, *args, lanes=lanes, steps=7)]
+                np.testing.assert_array_equal(other[1], base[1])
+                np.testing.assert_allclose(other[0], base[0], rtol=0, atol=1e-12)
+                if lanes == 128:
+                    wide = base
+            np.testing.assert_allclose(base[0], wide[0], rtol=0, atol=1e-4)
