@@ -35,8 +35,11 @@ def load(name):
         c = UciCorpus(str(DATA / 'uci_kos' / 'docword.kos.txt.gz'), str(DATA / 'uci_kos' / 'vocab.kos.txt.gz'))
         corpus = list(c)
         return corpus, Dictionary.from_corpus(corpus, id2word=c.id2word)
-    if name == '20ng':
-        with gzip.open(DATA / '20newsgroups' / '20news-bydate.tokens.txt.gz', 'rt', encoding='utf-8') as f:
+    tokens = {'20ng': '20newsgroups/20news-bydate.tokens.txt.gz',
+              'nips': 'nips_roweis/nips12raw.tokens.txt.gz'}
+    if name in tokens:
+        # The pruning of ../shared/data/README.md: 20NG V = 28,731, NIPS V = 15,239.
+        with gzip.open(DATA / tokens[name], 'rt', encoding='utf-8') as f:
             docs = [line.split() for line in f]
         dictionary = Dictionary(docs)
         dictionary.filter_extremes(no_below=5, no_above=0.5, keep_n=None)

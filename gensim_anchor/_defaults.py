@@ -9,5 +9,14 @@ DEFAULT_EPS = {'L2': 1e-7, 'KL': 1e-7}
 DEFAULT_MAX_ITER = 1000
 #: Default projection dimension for FastAnchorWords (none when V is smaller).
 DEFAULT_PROJECTION_DIM = 1000
-#: How Q is kept: sparse scaled word-document matrix, or dense V x V.
-Q_MODES = ('implicit', 'dense')
+#: How Q is kept: the faster of the two for the corpus, sparse scaled word-document matrix, or
+#: dense V x V.
+Q_MODES = ('auto', 'implicit', 'dense')
+#: q_mode='auto' keeps Q dense only if it takes at most this many bytes (V^2 float64) ...
+DENSE_Q_BUDGET = 2 ** 30
+#: ... and the fit is estimated faster that way, from these costs in nanoseconds (measured with
+#: benchmarks/bench_scale.py on a 2-core AMD EPYC, scipy and OpenBLAS on one thread): per
+#: nonzero of H~ and column of a thin sparse product (float32 for the projection, float64); per
+#: entry of Q and column of a dense product; per pair of distinct words of a document and per
+#: entry of Q when Q is formed from H~ (see cooccurrence.choose_mode).
+Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=7.0, entry=10.0)

@@ -16,15 +16,28 @@ def check_int(name, value, *, minimum=None, allow_none=False):
     return int(value)
 
 
-def check_positive_float(name, value, *, allow_none=False):
-    """A finite float > 0."""
+def check_positive_float(name, value, *, allow_none=False, allow_zero=False):
+    """A finite float > 0 (>= 0 with ``allow_zero``)."""
     if value is None and allow_none:
         return None
+    bound = ">= 0" if allow_zero else "> 0"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError("%s must be a positive number, got %r (%s)" % (name, value, type(value).__name__))
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError("%s must be a finite number > 0, got %r" % (name, value))
+        raise TypeError("%s must be a number %s, got %r (%s)" % (name, bound, value, type(value).__name__))
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError("%s must be a finite number %s, got %r" % (name, bound, value))
     return float(value)
+
+
+def check_float_dtype(name, value):
+    """A numpy floating-point dtype (an integer dtype would silently round probabilities to 0)."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or not np.issubdtype(dtype, np.floating):
+        raise TypeError("%s must be a floating-point type such as numpy.float32 or numpy.float64, "
+                        "got %r" % (name, value))
+    return dtype
 
 
 def check_option(name, value, options):
@@ -32,6 +45,15 @@ def check_option(name, value, options):
     if not isinstance(value, str) or value not in options:
         raise ValueError("%s must be one of %s, got %r" % (name, ", ".join(repr(o) for o in options), value))
     return value
+
+
+def check_corpus(corpus):
+    """An iterable of documents (a string is one too, but never a corpus: a file name?)."""
+    if isinstance(corpus, (str, bytes)) or not hasattr(corpus, '__iter__'):
+        raise TypeError("corpus must be an iterable of bag-of-words documents, got %s%s"
+                        % (type(corpus).__name__, " (a file name? load it with a gensim corpus "
+                           "class such as MmCorpus)" if isinstance(corpus, str) else ""))
+    return corpus
 
 
 def num_terms_of(id2word):
@@ -45,7 +67,7 @@ def num_terms_of(id2word):
         return int(id2word.num_terms)
     keys = list(id2word.keys())
     if not keys:
-        return 0
+        raise ValueError("id2word is empty: the vocabulary must hold at least one word")
     if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in keys):
         raise TypeError("id2word must map integer word ids to words; got keys such as %r "
                         "(pass dictionary.id2token or the Dictionary itself, not token2id)"

@@ -54,7 +54,11 @@ Add documents: Q is additive, so the model is re-solved on all documents seen so
 
 """
 import logging
+import numbers
+import pickle
 import time
+import warnings
+import zlib
 
 import numpy as np
 from gensim import interfaces, matutils, utils
@@ -63,7 +67,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from ._defaults import DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, LOSSES, Q_MODES
-from .cooccurrence import build_cooccurrence
+from .cooccurrence import apply_auto_mode, build_cooccurrence, check_progress
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +142,14 @@ class _Reservoir:
             self.seen += 1
             yield doc
 
+    def copy(self):
+        """An independent copy (documents are replaced, never mutated, so the list is enough)."""
+        other = _Reservoir.__new__(_Reservoir)
+        other.size, other.seen, other.docs = self.size, self.seen, list(self.docs)
+        other.rng = np.random.default_rng()
+        other.rng.bit_generator.state = self.rng.bit_generator.state
+        return other
+
 
 def _as_distributions(rows, dtype):
     """Rows cast to ``dtype`` that still sum to 1 to the precision of ``dtype``.
@@ -150,6 +162,78 @@ def _as_distributions(rows, dtype):
     top = out.argmax(axis=1)
     out[np.arange(len(out)), top] += residual.astype(dtype)
     return out
+
+
+def _check_vocabulary(num_topics, num_terms):
+    if num_topics > num_terms:
+        raise ValueError("num_topics=%d is larger than the vocabulary (%d word%s): each topic needs "
+                         "its own anchor word" % (num_topics, num_terms, "" if num_terms == 1 else "s"))
+
+
+def _token2id(id2word):
+    """Words to ids: a Dictionary's token2id, or the inverse of a plain {id: word} dict."""
+    token2id = getattr(id2word, 'token2id', None)
+    return token2id if token2id is not None else {w: i for i, w in id2word.items()}
+
+
+def _is_word(value):
+    return isinstance(value, str) or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+def _check_seeds(anchors, num_topics, id2word, loss):
+    """The ``anchors=`` argument as a list of seeds, each a list of words (str or int)."""
+    if anchors is None:
+        return None
+    if isinstance(anchors, (str, bytes)) or not isinstance(anchors, (list, tuple)):
+        raise TypeError("anchors must be a list of seeded anchors, each a word (str or int id) or a "
+                        "list of words, e.g. ['gun', ['bush', 'kerry']]; got %r" % (anchors,))
+    seeds = []
+    for k, seed in enumerate(anchors):
+        group = [seed] if _is_word(seed) else seed
+        if not isinstance(group, (list, tuple, np.ndarray)) or not len(group) or \
+                not all(_is_word(w) for w in np.asarray(group, dtype=object).ravel()):
+            raise TypeError("anchors[%d] must be a word (str or int id) or a non-empty list of words, "
+                            "got %r" % (k, seed))
+        seeds.append([w if isinstance(w, str) else int(w) for w in group])
+    if len(seeds) > num_topics:
+        raise ValueError("%d seeded anchors for num_topics=%d: at most one per topic"
+                         % (len(seeds), num_topics))
+    if id2word is None and any(isinstance(w, str) for seed in seeds for w in seed):
+        raise ValueError("anchors given as words need id2word to look them up; pass id2word or "
+                         "give word ids")
+    if loss == 'original' and any(len(seed) > 1 for seed in seeds):
+        raise ValueError("groups of anchor words need loss='L2' or 'KL' (the original Recover "
+                         "inverts Q on one word per topic)")
+    return seeds
+
+
+def _resolve_seeds(seeds, id2word, p_w):
+    """The seeded anchors as sorted lists of word ids; words that are not in the vocabulary or
+    occur in no document of two or more tokens (p(w) = 0) are left out with a warning."""
+    if not seeds:
+        return []
+    token2id = _token2id(id2word) if any(isinstance(w, str) for s in seeds for w in s) else {}
+    groups = []
+    for seed in seeds:
+        ids = [token2id.get(w) if isinstance(w, str) else w for w in seed]
+        known = [i is not None and 0 <= i < len(p_w) and p_w[i] > 0 for i in ids]
+        unknown = [w for w, ok in zip(seed, known) if not ok]
+        if not any(known):
+            raise ValueError("seeded anchor %r: none of its words is in the vocabulary and occurs in a "
+                             "document of two or more tokens" % (seed if len(seed) > 1 else seed[0],))
+        if unknown:
+            message = ("seeded anchor %r: left out %s, not in the vocabulary or in no document of two "
+                       "or more tokens" % (seed, ", ".join(map(repr, unknown))))
+            logger.warning(message)
+            warnings.warn(message, UserWarning, stacklevel=4)
+        groups.append(sorted({int(i) for i, ok in zip(ids, known) if ok}))
+    seen = {}
+    for k, group in enumerate(groups):
+        if tuple(group) in seen:
+            raise ValueError("seeded anchors #%d and #%d are the same words %r: each topic needs its own"
+                             % (seen[tuple(group)], k, seeds[k]))
+        seen[tuple(group)] = k
+    return groups
 
 
 def _is_default(value, default):
@@ -165,7 +249,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     Parameters
     ----------
     corpus : iterable of list of (int, number), optional
-        Bag-of-words documents, read once. If given, the model is trained at once.
+        Bag-of-words documents, read once (or a Dask corpus, see ``client``). If given, the
+        model is trained at once.
     num_topics : int
         K, the number of topics (and of anchor words), >= 2.
     id2word : {:class:`~gensim.corpora.Dictionary`, dict of (int, str)}, optional
@@ -205,18 +290,63 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         a value >= V uses the exact rows.
     cleanup : bool
         Run the cleanup pass of FastAnchorWords.
-    q_mode : {'implicit', 'dense'}
-        Keep Q as the sparse scaled word-document matrix (memory O(nnz), default) or as a
-        dense V x V array.
+    q_mode : {'auto', 'implicit', 'dense'}
+        Keep Q as the sparse scaled word-document matrix (memory O(nnz)) or as a dense V x V
+        array. ``'auto'`` (default) keeps it dense only where that fits in 1 GiB and the fit is
+        estimated faster (:func:`~gensim_anchor.cooccurrence.choose_mode`: many short documents
+        over a small vocabulary), decided at the end of the pass from V, nnz and the pairs of
+        distinct words per document, and again after each :meth:`update` (once dense, Q stays
+        dense). Both modes give the same topics. Not used for a Dask corpus (Q stays on the
+        workers).
     alpha_sample : int
         Training documents kept (a uniform reservoir sample, taken during the single pass) to
-        choose the scale of alpha.
+        choose the scale of alpha. For a Dask corpus each partition samples on its worker and
+        the client draws from those samples in proportion to the partitions' sizes
+        (:func:`~gensim_anchor.distributed.combine_samples`).
+    client : distributed.Client, optional
+        Train on a Dask cluster (:mod:`gensim_anchor.distributed`) when ``corpus`` (here and in
+        :meth:`update`) is a ``dask.bag.Bag`` of bag-of-words documents or a list of partitions
+        (lists of documents, Delayed or Futures). A Bag is trained on the default client even
+        without this argument; plain documents are read here (and, when the model's Q is on
+        the cluster, sent to a worker as one more partition). The document side of Q stays on
+        the workers; the same seed gives the same topics as on one machine, up to float
+        rounding. The client is not saved with the model.
+    progress : bool, optional
+        A progress bar (tqdm) while the corpus is read; None (default): only when stderr is a
+        terminal. Throughput is logged at INFO either way.
+    rectify : bool
+        Rectify Q before finding the anchors (Lee, Bindel & Mimno 2015, :mod:`.rectify`):
+        alternating projection onto the rank-K PSD, sum-1 and nonnegative matrices, then R by
+        the diagonal method (nonnegative). Q is formed densely over the words that occur in a
+        document of two or more tokens, also in implicit mode; a ValueError names the memory
+        needed when it exceeds :data:`gensim_anchor.rectify.MAX_BYTES` (8 GiB, about 13,000
+        words): prune the vocabulary with ``Dictionary.filter_extremes``. Each iteration costs
+        two products of the V x V iterate with a V x 1.5K block and one V x V x K product (KOS,
+        V = 6,906, K = 50: 41 iterations, 19 s on 2 cores).
+    rectify_max_iter : int
+        Cap on the alternating-projection iterations (default 50); it stops earlier when the
+        relative change of the iterate falls below 1e-4 (KOS, K = 50: after about 40), and a
+        WARNING is logged when the cap is reached first.
+    anchors : list, optional
+        Seeded anchors (Lund et al. 2017, "Tandem Anchoring"): the user fixes the anchors of
+        the first ``len(anchors)`` topics, each a word (a str looked up in ``id2word``, or an
+        int id) or a list of words, e.g. ``['gun', ['bush', 'kerry']]``. A group stands for
+        one topic through the element-wise harmonic mean of its words' rows of Q-bar
+        (:func:`~gensim_anchor.anchors.combine_rows`). The remaining topics' anchors are found
+        around the seeded ones (FastAnchorWords starts with them in its span; its cleanup
+        pass leaves them alone). A seeded word need not pass ``anchor_min_df`` but must occur
+        in a document of two or more tokens; words that do not, or are not in the
+        vocabulary, are left out with a warning, and a ValueError is raised when none of a
+        seed's words is left. Groups need ``loss='L2'`` or ``'KL'``.
 
     Attributes
     ----------
     anchors : numpy.ndarray of int, shape (K,)
-        The anchor word id of each topic.
+        The anchor word id of each topic; -1 for a topic whose seeded anchor is a group.
+    anchor_groups : list of list of int
+        The anchor word ids of each topic (one id for a single-word anchor).
     anchor_words : list of str
+        The anchor word of each topic; a group as its words joined by '+', e.g. 'bush+kerry'.
     R : numpy.ndarray, shape (K, K)
     p_z : numpy.ndarray, shape (K,)
     num_docs : int
@@ -232,13 +362,16 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                  random_state=None, ns_conf=None, minimum_phi_value=0.01, per_word_topics=False,
                  callbacks=None, dtype=np.float32, *, loss='L2', eps=None, max_iter=DEFAULT_MAX_ITER,
                  anchor_min_df=None, projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True,
-                 q_mode='implicit', alpha_sample=1000):
+                 q_mode='auto', alpha_sample=1000, client=None, progress=None, rectify=False,
+                 rectify_max_iter=50, anchors=None):
         self.num_topics = check.check_int('num_topics', num_topics, minimum=2)
         self.id2word = id2word
         self.num_terms = check.num_terms_of(id2word)
         if corpus is None and id2word is None:
             raise ValueError("at least one of corpus/id2word must be given, to establish the "
                              "vocabulary size")
+        if self.num_terms is not None:
+            _check_vocabulary(self.num_topics, self.num_terms)
         self.chunksize = check.check_int('chunksize', chunksize, minimum=1)
         self.loss = check.check_option('loss', loss, LOSSES)
         self.eps = check.check_positive_float('eps', eps, allow_none=True)
@@ -246,11 +379,18 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.projection_dim = check.check_int('projection_dim', projection_dim, minimum=0,
                                               allow_none=True)
         self.q_mode = check.check_option('q_mode', q_mode, Q_MODES)
+        self.progress = check_progress(progress)
+        self._client = client
         check.check_min_df(anchor_min_df)
         self.anchor_min_df = anchor_min_df
         self.cleanup = bool(cleanup)
-        self.minimum_probability = minimum_probability
-        self.minimum_phi_value = minimum_phi_value
+        self.rectify = bool(rectify)
+        self.rectify_max_iter = check.check_int('rectify_max_iter', rectify_max_iter, minimum=1)
+        self.seed_anchors = _check_seeds(anchors, self.num_topics, self.id2word, self.loss)
+        self.minimum_probability = check.check_positive_float('minimum_probability', minimum_probability,
+                                                              allow_zero=True)
+        self.minimum_phi_value = check.check_positive_float('minimum_phi_value', minimum_phi_value,
+                                                            allow_zero=True)
         self.per_word_topics = per_word_topics
         self.iterations = check.check_int('iterations', iterations, minimum=1)
         self.gamma_threshold = check.check_positive_float('gamma_threshold', gamma_threshold)
@@ -259,7 +399,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.eta_arg = check.check_prior('eta', eta, self.num_terms, ('auto', 'symmetric'),
                                          topics=self.num_topics)
         self.alpha_sample = check.check_int('alpha_sample', alpha_sample, minimum=1)
-        self.dtype = np.dtype(dtype)
+        self.dtype = check.check_float_dtype('dtype', dtype)
         self.random_state = utils.get_random_state(random_state)
         # One seed drawn up front: every fit of this model projects with the same matrix.
         self._projection_seed = int(self.random_state.randint(2 ** 31 - 1))
@@ -272,13 +412,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                         ", ".join("%s=%r" % kv for kv in sorted(given.items())))
         self.format_version = FORMAT_VERSION
         self.num_docs = 0
-        self.anchors = None
+        self.anchors = self.anchor_groups = None
         self.topics = None
         self.R = self.p_z = None
         self.alpha = self.eta = None
         self.num_tokens = 0
         self.solver_n_iter = self.solver_gap = self.solver_converged = None
         self.timings = {}
+        self.refinement = None  # set by refine()
         self._cooccurrence = None
         self._sample = None  # a uniform sample of the training documents, for the alpha fit
         if corpus is not None:
@@ -301,7 +442,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Parameters
         ----------
         corpus : iterable of list of (int, number)
-            Bag-of-words documents, read once.
+            Bag-of-words documents, read once (or a Dask corpus, see ``client``).
         chunksize : int, optional
             Documents per chunk (default: the constructor's).
 
@@ -314,20 +455,16 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 "cannot be added to the old ones; save it with save_cooccurrence=True to update "
                 "it after loading")
         start = time.perf_counter()
-        if self._sample is None:
-            self._sample = _Reservoir(self.alpha_sample, self._projection_seed)
-        cooc = build_cooccurrence(self._sample.watch(corpus), self.num_terms, mode=self.q_mode,
-                                  chunksize=chunksize)
-        if self.num_terms is None:
-            self.num_terms = cooc.num_terms
-            self.id2word = utils.FakeDict(self.num_terms)
-        if self._cooccurrence is not None:
-            cooc = self._cooccurrence.merge(cooc)
+        cooc, sample = self._read(corpus, chunksize)
         self.timings = {'cooccurrence': time.perf_counter() - start}
         # The numpy products of the fit are small (K x V); BLAS threads would only fight with
         # XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
         with threadpool_limits(limits=1, user_api='blas'):
             self._fit(cooc)
+            self._sample = sample
+            if self.num_terms is None:
+                self.num_terms = cooc.num_terms
+                self.id2word = utils.FakeDict(self.num_terms)
             start = time.perf_counter()
             self._set_priors()
             self.timings['dirichlet'] = time.perf_counter() - start
@@ -336,38 +473,85 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             "created" if self.num_docs == cooc.num_docs else "updated",
             msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
 
+    def _read(self, corpus, chunksize):
+        """Q's statistics of everything seen so far, and the alpha sample with the new documents."""
+        from . import distributed
+        client, old = getattr(self, '_client', None), self._cooccurrence
+        progress = getattr(self, 'progress', None)  # models saved before it was an option
+        if distributed._is_bag(corpus) or (client is not None and distributed.is_partitioned(corpus)):
+            cooc = distributed.build_cooccurrence_dask(
+                corpus, self.num_terms, client, chunksize=chunksize, progress=progress,
+                sample_size=self.alpha_sample, seed=self._projection_seed)
+            sample = distributed.combine_samples([self._sample, cooc.sample], self.alpha_sample,
+                                                 self._projection_seed)
+        else:
+            # The sample is a copy until the fit succeeds: a corpus rejected halfway (a bad count
+            # in document 500) must not leave its first documents in the sample for alpha.
+            sample = (_Reservoir(self.alpha_sample, self._projection_seed) if self._sample is None
+                      else self._sample.copy())
+            mode = self.q_mode
+            if mode == 'auto':  # decided below, on H~ of all the documents (once dense, dense)
+                mode = 'dense' if old is not None and old.mode == 'dense' else 'implicit'
+            cooc = build_cooccurrence(sample.watch(check.check_corpus(corpus)), self.num_terms,
+                                      mode=mode, chunksize=chunksize, progress=progress)
+        if old is not None:
+            if cooc.mode == 'distributed' and old.mode != 'distributed':
+                cooc = cooc.merge(old)
+            else:
+                cooc = old.merge(cooc)
+        if self.q_mode == 'auto':
+            cooc = apply_auto_mode(cooc, projection_dim=self.projection_dim,
+                                   num_topics=self.num_topics, loss=self.loss)
+        return cooc, sample
+
     def _fit(self, cooc):
         # The JAX stages are imported here, not at module level: a saved model loads without JAX.
-        from .anchors import find_anchors, project_rows, resolve_min_df
+        from .anchors import anchor_rows, find_anchors, project_rows, resolve_min_df
         from .recovery import recover
 
         K, V = self.num_topics, cooc.num_terms
-        if K > V:
-            raise ValueError("num_topics=%d is larger than the vocabulary (%d words)" % (K, V))
+        _check_vocabulary(K, V)
+        self._check_id2word_covers(cooc)
+        if getattr(self, 'rectify', False):
+            from .rectify import rectify_cooccurrence
+            start = time.perf_counter()
+            # Only the fit sees the rectified Q; the model keeps the additive statistics.
+            cooc, _ = rectify_cooccurrence(cooc, K, max_iter=self.rectify_max_iter,
+                                           seed=self._projection_seed)
+            self.timings['rectify'] = time.perf_counter() - start
         p_w = cooc.row_sums()
+        seeds = _resolve_seeds(getattr(self, 'seed_anchors', None), self.id2word, p_w)
         min_df = resolve_min_df(self.anchor_min_df, cooc.num_docs)
         candidates = np.flatnonzero((cooc.doc_freq >= min_df) & (p_w > 0))
-        if len(candidates) < K:
+        if len(candidates) < K - len(seeds):
             raise ValueError(
-                "only %d words occur in at least anchor_min_df=%d documents (and in a document of "
-                "two or more tokens), fewer than num_topics=%d: lower anchor_min_df or num_topics"
-                % (len(candidates), min_df, K))
+                "only %d words occur in at least anchor_min_df=%d documents%s (and in a document of "
+                "two or more tokens), fewer than %s: lower anchor_min_df or num_topics"
+                % (len(candidates), min_df, "" if self.anchor_min_df is not None else
+                   " (the default: 5%% of the %d documents, at most 100)" % cooc.num_docs,
+                   "the %d topics without a seeded anchor" % (K - len(seeds)) if seeds else
+                   "num_topics=%d" % K))
 
         start = time.perf_counter()
-        Y = project_rows(cooc, p_w, candidates, self.projection_dim, self._projection_seed)
-        found = find_anchors(Y, K, cleanup=self.cleanup)
-        anchors = candidates[found.indices]
+        Y = project_rows(cooc, p_w, candidates, self.projection_dim, self._projection_seed,
+                         extra=anchor_rows(cooc, p_w, seeds))
+        found = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates), cleanup=self.cleanup,
+                             seeds=len(candidates) + np.arange(len(seeds)))
+        groups = seeds + [[int(candidates[i])] for i in found.indices[len(seeds):]]
+        anchors = np.array([g[0] if len(g) == 1 else -1 for g in groups], dtype=np.int64)
         self.timings['anchors'] = time.perf_counter() - start
         logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
                     "cleanup replaced %d, in %.2fs", K, len(candidates), min_df, Y.shape[1],
                     found.num_replaced, self.timings['anchors'])
 
         start = time.perf_counter()
-        rec = recover(cooc, anchors, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w)
+        rec = recover(cooc, groups, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w,
+                      r_method='diagonal' if getattr(self, 'rectify', False) else 'pinv')
         self.timings['recovery'] = time.perf_counter() - start
 
         self.topics = _as_distributions(rec.A.T, self.dtype)
-        self.anchors = anchors
+        self.refinement = None
+        self.anchors, self.anchor_groups = anchors, groups
         self.R, self.p_z = rec.R, rec.p_z
         if rec.solver is not None:
             self.solver_n_iter, self.solver_gap, self.solver_converged = rec.solver[1:]
@@ -389,9 +573,22 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     @property
     def anchor_words(self):
-        """The anchor word of each topic, in topic order."""
+        """The anchor word of each topic, in topic order ('w1+w2' for a group of words)."""
         self._check_trained()
-        return [self.id2word[int(i)] for i in self.anchors]
+        groups = getattr(self, 'anchor_groups', None) or [[int(i)] for i in self.anchors]
+        return ['+'.join(str(self.id2word[int(i)]) for i in group) for group in groups]
+
+    def _check_id2word_covers(self, cooc):
+        """Every word of the corpus has an entry in id2word (which may have gaps, as a
+        Dictionary after filter_tokens without compactify)."""
+        if self.id2word is None or len(self.id2word) >= self.num_terms:
+            return  # no gaps (ids 0..V-1 all present), or V still to be inferred
+        keys = np.fromiter(self.id2word.keys(), dtype=np.int64, count=len(self.id2word))
+        missing = np.setdiff1d(np.flatnonzero(cooc.term_counts > 0), keys)
+        if missing.size:
+            raise ValueError(
+                "%d word ids of the corpus have no entry in id2word (e.g. %s); was the corpus made "
+                "with a different Dictionary?" % (missing.size, ", ".join(map(str, missing[:5]))))
 
     def _check_trained(self):
         if self.topics is None:
@@ -446,7 +643,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             shown.append((int(i), topic))
             if log:
                 logger.info("topic #%i (p(z)=%.3f, anchor %r): %s", i, self.p_z[i],
-                            self.id2word[int(self.anchors[i])], topic)
+                            self.anchor_words[i], topic)
         return shown
 
     def _set_priors(self):
@@ -614,9 +811,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         minimum_probability = max(self.minimum_probability if minimum_probability is None
                                   else minimum_probability, 1e-8)
         if isinstance(word_id, str):
-            token2id = getattr(self.id2word, 'token2id', None)
-            if token2id is None:
-                token2id = {w: i for i, w in self.id2word.items()}
+            token2id = _token2id(self.id2word)
             if word_id not in token2id:
                 raise KeyError("word %r is not in the vocabulary" % word_id)
             word_id = token2id[word_id]
@@ -665,6 +860,60 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         lda.num_updates = self.num_docs
         return lda
 
+    def refine(self, corpus, method='gibbs', *, num_sweeps=100, burn_in=50, passes=2,
+               eta=None, optimize_alpha=True, random_state=None):
+        """Refine the topics with a likelihood-based method started from the anchor solution.
+
+        The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,
+        ``R`` and ``p_z`` keep describing the anchor solution that started it, and
+        ``refinement`` records what was run). See :mod:`gensim_anchor.hybrid`.
+
+        Parameters
+        ----------
+        corpus : iterable of list of (int, int)
+            The training documents (read once for ``'gibbs'``, ``passes`` times for ``'vb'``).
+        method : {'gibbs', 'vb'}
+            ``'gibbs'``: blocked Gibbs sweeps for LDA from the anchor topics
+            (:func:`~gensim_anchor.hybrid.gibbs_refine`); ``'vb'``: gensim's online variational
+            Bayes, ``to_ldamodel().update(corpus, passes=passes)``.
+        num_sweeps, burn_in, eta, optimize_alpha : see :func:`~gensim_anchor.hybrid.gibbs_refine`
+            (``eta`` default 0.01). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha
+            updates and ``eta`` is unused.
+        passes : int
+            Passes of ``'vb'``.
+        random_state : {int, numpy.random.RandomState}, optional
+            Seed of the sampler (default: the model's own).
+
+        Returns
+        -------
+        AnchorModel
+            self, refined.
+        """
+        from .hybrid import DEFAULT_ETA, gibbs_refine
+        self._check_trained()
+        method = check.check_option('method', method, ('gibbs', 'vb'))
+        start = time.perf_counter()
+        if method == 'gibbs':
+            seed = self._projection_seed if random_state is None else random_state
+            result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
+                                  num_sweeps=num_sweeps, burn_in=burn_in,
+                                  eta=DEFAULT_ETA if eta is None else eta,
+                                  optimize_alpha=optimize_alpha, random_state=seed)
+            topics, alpha = result.topics, result.alpha
+            settings = dict(num_sweeps=num_sweeps, burn_in=burn_in)
+        else:
+            passes = check.check_int('passes', passes, minimum=1)
+            lda = self.to_ldamodel()
+            lda.optimize_alpha = bool(optimize_alpha)
+            lda.update(corpus, passes=passes)
+            topics, alpha = lda.get_topics(), lda.alpha
+            settings = dict(passes=passes)
+        self.topics = _as_distributions(np.asarray(topics, dtype=np.float64), self.dtype)
+        self.alpha = np.asarray(alpha, dtype=np.float64)
+        self.refinement = dict(method=method, seconds=time.perf_counter() - start, **settings)
+        self.add_lifecycle_event("refined", msg="%s refinement %s" % (method, settings))
+        return self
+
     # ------------------------------------------------------------------------------------------
     # Persistence
     # ------------------------------------------------------------------------------------------
@@ -683,22 +932,53 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             Attributes not to save, as for :meth:`gensim.utils.SaveLoad.save`.
         """
         ignore = set([ignore] if isinstance(ignore, str) else ignore)
+        ignore.add('_client')  # a connection, not state
         if not save_cooccurrence:
             ignore |= {'_cooccurrence', '_sample'}
         super().save(fname, *args, ignore=frozenset(ignore), **kwargs)
 
     @classmethod
     def load(cls, fname, *args, **kwargs):
-        """Load a model saved with :meth:`save` (``mmap='r'`` maps the large arrays)."""
-        model = super().load(fname, *args, **kwargs)
+        """Load a model saved with :meth:`save` (``mmap='r'`` maps the large arrays).
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``fname`` or one of the array files saved beside it (``fname.*.npy``) is missing.
+        ValueError
+            If the file is corrupted or truncated, is not a saved gensim object, or was saved in
+            a newer model format.
+        TypeError
+            If the file holds another gensim object.
+        """
+        try:
+            model = super().load(fname, *args, **kwargs)
+        except FileNotFoundError as err:
+            if err.filename is None or str(err.filename) == str(fname):
+                raise
+            raise FileNotFoundError(
+                err.errno, "%s is incomplete: the array file %s saved beside it is missing (copy "
+                "all the files %s.*)" % (fname, err.filename, fname), err.filename) from None
+        except (pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError,
+                IndexError, KeyError, zlib.error, OSError) as err:
+            if isinstance(err, OSError) and err.errno is not None:
+                raise  # permissions and the like; bad gzip / bz2 data has no errno
+            raise ValueError("%s cannot be read as an %s: the file is corrupted or truncated, or "
+                             "is not a model saved with %s.save (%s: %s)"
+                             % (fname, cls.__name__, cls.__name__, type(err).__name__, err)) from err
         if not isinstance(model, cls):
             raise TypeError("%s holds a %s, not an %s" % (fname, type(model).__name__, cls.__name__))
         version = getattr(model, 'format_version', None)
-        if version is None or version > FORMAT_VERSION:
+        if version is None:
+            raise ValueError("%s holds an %s without a format version; it was not saved by "
+                             "%s.save" % (fname, cls.__name__, cls.__name__))
+        if version > FORMAT_VERSION:
             raise ValueError("%s was saved in model format %s, which this version of gensim_anchor "
                              "(format %d) cannot read; upgrade gensim_anchor"
                              % (fname, version, FORMAT_VERSION))
-        for name in ('_cooccurrence', '_sample'):
+        for name in ('_cooccurrence', '_sample', 'refinement'):
             if not hasattr(model, name):
                 setattr(model, name, None)
+        if getattr(model, 'anchor_groups', None) is None and model.anchors is not None:
+            model.anchor_groups = [[int(i)] for i in model.anchors]  # saved before seeded anchors
         return model

@@ -11,6 +11,12 @@ convex hull of the K anchor rows. FastAnchorWords
 3. **cleanup**: for i = 1..K, replaces the i-th anchor by the point farthest from the span of the
    other K-1 (the step that the authors' code and the public ports leave out).
 
+Seeded anchors (``seeds``) start the span in step 2 and are left alone by step 3: the user fixes
+some topics by their anchor words and the others are found around them. A seed may be a group
+of words, whose pseudo-row of Q-bar is :func:`combine_rows` of the words' rows (tandem anchors,
+Lund et al. 2017); :func:`anchor_rows` builds the rows and :func:`project_rows` projects them
+with the same random matrix as the words.
+
 :func:`find_anchors` runs steps 2-3 as one jitted JAX function. It keeps an orthonormal basis U
 of the span of the anchors, the coordinates C = Y U of every point in it and the residuals
 :math:`Y - C U^T`, updated by modified Gram-Schmidt; every cleanup step is then O(N d + N K^2)
@@ -89,7 +95,7 @@ def resolve_min_df(anchor_min_df, num_docs):
     return int(math.ceil(anchor_min_df * num_docs))
 
 
-def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0):
+def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0, *, extra=None):
     """Random projection of the rows of Q-bar for the given words, without forming Q.
 
     Parameters
@@ -104,10 +110,13 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0)
         d. ``None``, 0, or d >= V give the exact rows (no projection).
     seed : int
         Seed of the Gaussian projection matrix.
+    extra : array_like, shape (n, V), optional
+        Further rows in V-space (e.g. the pseudo-rows of tandem anchors,
+        :func:`anchor_rows`), projected with the same matrix and appended.
 
     Returns
     -------
-    numpy.ndarray, shape (N, d) or (N, V), float64
+    numpy.ndarray, shape (N + n, d) or (N + n, V), float64
 
     Notes
     -----
@@ -117,28 +126,90 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0)
     """
     rows = np.asarray(rows, dtype=np.int64)
     V = cooc.num_terms
+    extra = np.zeros((0, V)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(-1, V)
     if not projection_dim or projection_dim >= V:
-        return cooc.rows(rows) / p_w[rows, None]
+        return np.vstack([cooc.rows(rows) / p_w[rows, None], extra])
     rng = np.random.default_rng(seed)
     scale = np.float32(1.0 / math.sqrt(projection_dim))
     H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None
     H_rows = H[rows] if H is not None else None
-    QP = np.empty((len(rows), projection_dim), dtype=np.float32)
+    extra32 = extra.astype(np.float32)
+    QP = np.empty((len(rows) + len(extra), projection_dim), dtype=np.float32)
+    N = len(rows)
     # Column blocks of P: the V x d Gaussian never exists whole (memory O(V * block)).
     for lo in range(0, projection_dim, _PROJECTION_BLOCK):
         width = min(_PROJECTION_BLOCK, projection_dim - lo)
         P = rng.standard_normal((V, width), dtype=np.float32)
         P *= scale
         if H is None:
-            QP[:, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
+            QP[:N, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
         else:
             block = H_rows @ (H.T @ P)
             block -= cooc.h_hat[rows, None].astype(np.float32) * P[rows]
-            QP[:, lo:lo + width] = block / np.float32(cooc.num_docs)
-    return QP.astype(np.float64) / p_w[rows, None]
+            QP[:N, lo:lo + width] = block / np.float32(cooc.num_docs)
+        # The same block of P for the extra rows: one projection for words and pseudo-words.
+        QP[N:, lo:lo + width] = extra32 @ P
+    out = QP.astype(np.float64)
+    out[:N] /= p_w[rows, None]
+    return out
 
 
-def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
+def combine_rows(rows):
+    """The element-wise harmonic mean of rows of Q-bar, renormalised to sum 1.
+
+    The pseudo-word of a tandem anchor (Lund et al. 2017, "Tandem Anchoring: a Multiword Anchor
+    Approach for Interactive Topic Modeling", ACL): of the combiners they compare, the harmonic
+    mean gave the most interpretable topics and the best downstream accuracy. It is small
+    wherever one word of the group is, so the pseudo-word co-occurs with what all its words
+    co-occur with. A column where some word has 0 gets 0 (the limit; the authors' code adds
+    1e-10 to every entry instead). Renormalised, the pseudo-row is a distribution like the
+    rows it stands beside, which RecoverL2/KL combine convexly.
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor.anchors import combine_rows
+        >>> combine_rows(np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25]])).round(4).tolist()
+        [0.4, 0.6, 0.0]
+
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    positive = np.all(rows > 0, axis=0)
+    inverse = np.where(positive, 1.0 / np.where(rows > 0, rows, 1.0), 0.0)
+    hmean = np.where(positive, rows.shape[0] / np.where(positive, inverse.sum(axis=0), 1.0), 0.0)
+    total = hmean.sum()
+    return hmean / total if total > 0 else hmean
+
+
+def anchor_rows(cooc, p_w, groups):
+    """The anchor rows :math:`\\bar Q_S` (K x V): a word's row of Q-bar for a single-word
+    anchor, the :func:`combine_rows` pseudo-row of its words for a group.
+
+    Parameters
+    ----------
+    cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
+    p_w : numpy.ndarray, shape (V,)
+        Row sums of Q, > 0 for every word of ``groups``.
+    groups : sequence of sequence of int
+        The words of each anchor.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(groups), V)
+    """
+    groups = [np.atleast_1d(np.asarray(g, dtype=np.int64)) for g in groups]
+    if not groups:
+        return np.zeros((0, cooc.num_terms))
+    words, where = np.unique(np.concatenate(groups), return_inverse=True)
+    bar = cooc.rows(words) / p_w[words, None]
+    bounds = np.cumsum([0] + [len(g) for g in groups])
+    return np.vstack([bar[where[lo]] if hi - lo == 1 else combine_rows(bar[where[lo:hi]])
+                      for lo, hi in zip(bounds[:-1], bounds[1:])])
+
+
+def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     """Greedy farthest-from-span selection of K rows of Y, then the cleanup pass.
 
     Parameters
@@ -151,34 +222,65 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True):
         Rows allowed as anchors (all by default).
     cleanup : bool
         Run the cleanup pass of Algorithm 4.
+    seeds : array_like of int, optional
+        Rows of Y fixed as the first anchors (seeded anchors; candidates or not): they are in
+        the span from the start, the greedy phase adds the K - len(seeds) rows farthest from
+        it, and the cleanup pass re-optimises only those.
 
     Returns
     -------
     AnchorResult
+        ``indices`` starts with ``seeds``, in their order.
 
     Raises
     ------
     ValueError
-        If fewer than K candidates exist, or the candidates span fewer than K dimensions (then
-        no K anchors are linearly independent and the topics would not be identifiable).
+        If fewer than K - len(seeds) candidates exist, if the seeded rows are linearly
+        dependent, or the candidates span fewer than K dimensions with them (then no K anchors
+        are linearly independent and the topics would not be identifiable).
 
     Notes
     -----
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
-    index. Only K and ``cleanup`` are static under jit: one compilation per shape of Y.
+    index. Only K and ``cleanup`` are static under jit: one compilation per shape of Y, whatever
+    the number of seeds.
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor.anchors import find_anchors
+        >>> Y = np.vstack([np.eye(3), [[0.2, 0.3, 0.5]]])
+        >>> find_anchors(Y, 3, seeds=[3]).indices.tolist()  # row 3 is fixed, two more are found
+        [3, 0, 1]
 
     """
     Y = np.asarray(Y, dtype=np.float64)
     N = Y.shape[0]
     mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
-    if int(mask.sum()) < num_topics:
-        raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics))
+    seeds = np.zeros(0, dtype=np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64).ravel()
+    num_seeds = len(seeds)
+    if num_seeds > num_topics:
+        raise ValueError("%d seeded anchors for %d topics" % (num_seeds, num_topics))
+    if num_seeds and (seeds.min() < 0 or seeds.max() >= N):
+        raise ValueError("seeds must be rows of Y (0..%d), got %s" % (N - 1, seeds.tolist()))
+    if int(mask.sum()) < num_topics - num_seeds:
+        raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics - num_seeds))
+    padded = np.zeros(num_topics, dtype=np.int32)
+    padded[:num_seeds] = seeds
     with jax.enable_x64(True):
-        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), num_topics=num_topics,
+        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), jnp.asarray(padded),
+                                             jnp.asarray(num_seeds, jnp.int32), num_topics=num_topics,
                                              cleanup=bool(cleanup))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
     if not ok:
+        scale = np.max(np.sum(Y * Y, axis=1))
+        if num_seeds and np.min(dist[:num_seeds]) ** 2 <= 1e-24 * scale:
+            raise ValueError("the seeded anchors are linearly dependent (seed #%d lies in the span of "
+                             "the ones before it): each must stand for its own topic"
+                             % int(np.argmin(dist[:num_seeds] ** 2 > 1e-24 * scale)))
         raise ValueError(
             "the anchor candidates span fewer than %d linearly independent directions, so %d "
             "topics cannot be told apart; lower num_topics or admit more candidates "
@@ -195,7 +297,7 @@ def _householder_to_last(q):
     return jnp.eye(K, dtype=q.dtype) - jnp.where(vv > 1e-30, 2.0 / safe, 0.0) * jnp.outer(v, v)
 
 
-def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
+def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     N, d = Y.shape
     K = num_topics
     penalty = jnp.where(mask, 0.0, -jnp.inf)
@@ -204,8 +306,9 @@ def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
 
     def greedy(k, carry):
         Xr, U, C, S, dist = carry
-        r2 = jnp.sum(Xr * Xr, axis=1) + penalty
-        j = jnp.argmax(r2)
+        r2 = jnp.sum(Xr * Xr, axis=1)
+        # The first num_seeds steps take the seeded rows: the span starts with them.
+        j = jnp.where(k < num_seeds, seeds[k], jnp.argmax(r2 + penalty))
         nrm = jnp.sqrt(jnp.maximum(r2[j], 0.0))
         u = Xr[j] / jnp.where(nrm > 0, nrm, 1.0)
         c = Xr @ u  # = Y @ u, since u is orthogonal to the current span
@@ -236,9 +339,9 @@ def _fast_anchor_words_impl(Y, mask, num_topics, cleanup):
         Xr = Xr + jnp.outer(t, u_i) - jnp.outer(c_new, u_new)
         return Xr, U.at[:, -1].set(u_new), C.at[:, -1].set(c_new), S.at[i].set(j.astype(S.dtype)), dist.at[i].set(nrm)
 
-    if cleanup:
+    if cleanup:  # the seeded anchors stay: only the ones found are re-optimised
         Xr, U, C, S, dist = jax.lax.cond(
-            ok, lambda c: jax.lax.fori_loop(0, K, clean, c), lambda c: c, (Xr, U, C, S, dist))
+            ok, lambda c: jax.lax.fori_loop(num_seeds, K, clean, c), lambda c: c, (Xr, U, C, S, dist))
     return S, dist, greedy_S, ok
 
 

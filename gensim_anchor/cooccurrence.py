@@ -18,9 +18,15 @@ Q is kept in one of two forms (:class:`Cooccurrence`):
 * ``'implicit'``: the sparse V x M matrix :math:`\\tilde H` and the diagonal :math:`\\hat h`.
   Memory is O(nnz(H)); every product the pipeline needs is thin,
   :math:`QX = (\\tilde H(\\tilde H^T X) - \\hat h \\circ X)/M`, and whole rows of Q are formed
-  only for the words asked for.
+  only for the words asked for. :math:`\\tilde H` is stored by columns (documents, CSC): both
+  products then read the large M x k intermediate in order and scatter into the small V x k
+  side, 7x faster than by rows once M x k leaves the cache (200,000 documents, k = 128).
 * ``'dense'``: Q itself, V x V, accumulated chunk by chunk from sparse products. Memory is
   O(V^2), independent of the corpus size.
+* ``'auto'``: the one of the two that is faster for this corpus (:func:`choose_mode`).
+
+The pass shows a progress bar (``progress``; by default only when stderr is a terminal) and
+logs documents and tokens per second at INFO.
 
 Examples
 --------
@@ -41,12 +47,21 @@ Examples
 import itertools
 import logging
 import time
+import warnings
 from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm import TqdmWarning
 
-from ._defaults import Q_MODES
+with warnings.catch_warnings():
+    # In Jupyter without ipywidgets, tqdm.auto warns when imported and falls back to the text
+    # bar, which is fine there: `import gensim_anchor` should not print a warning.
+    warnings.simplefilter('ignore', TqdmWarning)
+    from tqdm.auto import tqdm
+
+from ._defaults import DEFAULT_PROJECTION_DIM, DENSE_Q_BUDGET, Q_COSTS, Q_MODES
+from ._validation import check_corpus
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +85,7 @@ class Cooccurrence(NamedTuple):
         Total count of each word over all documents read.
     h_hat : numpy.ndarray, shape (V,), float64
         The diagonal :math:`\\sum_d H_d / (n_d(n_d-1))`.
-    H_tilde : scipy.sparse.csr_matrix, shape (V, M), or None
+    H_tilde : scipy.sparse.csc_matrix, shape (V, M), or None
         Scaled word-document counts (``'implicit'`` mode).
     Q_sum : numpy.ndarray, shape (V, V), or None
         :math:`\\tilde H \\tilde H^T - \\mathrm{Diag}(\\hat h)`, not yet divided by M (``'dense'`` mode).
@@ -83,56 +98,65 @@ class Cooccurrence(NamedTuple):
     doc_freq: np.ndarray
     term_counts: np.ndarray
     h_hat: np.ndarray
-    H_tilde: Optional[sp.csr_matrix] = None
+    H_tilde: Optional[sp.csc_matrix] = None
     Q_sum: Optional[np.ndarray] = None
 
     @property
     def mode(self):
         return 'dense' if self.Q_sum is not None else 'implicit'
 
-    def matmul(self, X, dtype=np.float64):
+    def matmul(self, X, dtype=np.float64, *, normalise=True):
         """Q @ X for a thin X of shape (V, k), computed without forming Q in implicit mode.
 
         ``dtype`` is the precision of the sparse products (float32 halves their cost where the
-        caller does not need float64, e.g. a random projection).
+        caller does not need float64, e.g. a random projection). ``normalise=False`` leaves out
+        the division by M (the sum over documents, which partitions of a corpus add up).
         """
         X = np.asarray(X, dtype=dtype)
         if self.Q_sum is not None:
-            return (self.Q_sum.astype(dtype, copy=False) @ X) / self.num_docs
-        H = self.H_tilde.astype(dtype, copy=False)
-        h = self.h_hat.astype(dtype, copy=False)
-        out = H @ (H.T @ X)
-        out -= h[:, None] * X if X.ndim == 2 else h * X
-        return out / self.num_docs
+            out = self.Q_sum.astype(dtype, copy=False) @ X
+        else:
+            H = self.H_tilde.astype(dtype, copy=False)
+            h = self.h_hat.astype(dtype, copy=False)
+            out = H @ (H.T @ X)
+            out -= h[:, None] * X if X.ndim == 2 else h * X
+        return out / self.num_docs if normalise else out
 
-    def rows(self, index):
+    def rows(self, index, *, normalise=True):
         """Dense rows ``Q[index, :]``, shape (len(index), V), float64."""
         index = np.asarray(index, dtype=np.int64)
         if self.Q_sum is not None:
-            return self.Q_sum[index] / self.num_docs
-        block = (self.H_tilde[index] @ self.H_tilde.T).toarray()
-        block[np.arange(len(index)), index] -= self.h_hat[index]
-        block /= self.num_docs
+            block = self.Q_sum[index]
+        else:
+            block = (self.H_tilde[index] @ self.H_tilde.T).toarray()
+            block[np.arange(len(index)), index] -= self.h_hat[index]
+        if normalise:
+            block /= self.num_docs
         return block
 
-    def row_sums(self):
+    def row_sums(self, *, normalise=True):
         """p(w) = Q @ 1, the marginal probability of each word as the first of a pair."""
         if self.Q_sum is not None:
-            p = self.Q_sum.sum(axis=1) / self.num_docs
+            p = self.Q_sum.sum(axis=1)
         else:
             col = np.asarray(self.H_tilde.sum(axis=0)).ravel()
-            p = (self.H_tilde @ col - self.h_hat) / self.num_docs
+            p = self.H_tilde @ col - self.h_hat
+        if not normalise:
+            return p
         # Rounding can leave tiny negative values for words whose every pair cancels.
-        return np.maximum(p, 0.0)
+        return np.maximum(p / self.num_docs, 0.0)
 
     def to_dense(self):
         """Q as a dense (V, V) float64 array, normalised to sum to 1."""
         if self.Q_sum is not None:
             return self.Q_sum / self.num_docs
-        Q = (self.H_tilde @ self.H_tilde.T).toarray()
-        Q[np.diag_indices_from(Q)] -= self.h_hat
-        Q /= self.num_docs
-        return Q
+        return _dense_sum(self.H_tilde, self.h_hat) / self.num_docs
+
+    def densify(self):
+        """The same statistics in ``'dense'`` mode (Q_sum formed from H~, which is dropped)."""
+        if self.Q_sum is not None:
+            return self
+        return self._replace(H_tilde=None, Q_sum=_dense_sum(self.H_tilde, self.h_hat))
 
     def merge(self, other):
         """Statistics of the concatenation of two corpora (Q is additive in its documents)."""
@@ -151,32 +175,34 @@ class Cooccurrence(NamedTuple):
         )
         if self.mode == 'dense':
             return Cooccurrence(Q_sum=self.Q_sum + other.Q_sum, **kw)
-        return Cooccurrence(H_tilde=sp.hstack([self.H_tilde, other.H_tilde], format='csr'), **kw)
+        return Cooccurrence(H_tilde=sp.hstack([self.H_tilde, other.H_tilde], format='csc'), **kw)
 
 
 def _chunk_arrays(chunk, num_terms, doc_offset):
     """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them."""
-    lengths = np.empty(len(chunk), dtype=np.int64)
-    for i, doc in enumerate(chunk):
-        try:
-            lengths[i] = len(doc)
-        except TypeError:
-            raise TypeError(
-                "document #%d is a %s, expected a bag-of-words list of (word_id, count) pairs"
-                % (doc_offset + i, type(doc).__name__)) from None
+    # map(len) and np.fromiter iterate in C: the hot path has no Python loop per document or
+    # pair (2.5x faster than np.array of the list of pairs, which bounded streaming throughput).
     try:
-        pairs = np.array(list(itertools.chain.from_iterable(chunk)), dtype=np.float64)
+        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+    except TypeError:
+        for i, doc in enumerate(chunk):  # only to name the culprit
+            if not hasattr(doc, '__len__'):
+                raise TypeError(
+                    "document #%d is a %s, expected a bag-of-words list of (word_id, count) pairs"
+                    % (doc_offset + i, type(doc).__name__)) from None
+        raise
+    entries = itertools.chain.from_iterable
+    try:
+        sizes = np.fromiter(map(len, entries(chunk)), dtype=np.int64, count=int(lengths.sum()))
+        if sizes.size and (sizes.min() != 2 or sizes.max() != 2):
+            raise ValueError("not pairs")
+        pairs = np.fromiter(entries(entries(chunk)), dtype=np.float64, count=2 * sizes.size)
     except (TypeError, ValueError):
         raise TypeError(
             "documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs; "
             "convert texts with Dictionary.doc2bow first" % (doc_offset, doc_offset + len(chunk) - 1)
         ) from None
-    if pairs.size == 0:
-        pairs = pairs.reshape(0, 2)
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise TypeError(
-            "documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs"
-            % (doc_offset, doc_offset + len(chunk) - 1))
+    pairs = pairs.reshape(-1, 2)
     ids, counts = pairs[:, 0], pairs[:, 1]
 
     def _where(bad):
@@ -223,7 +249,7 @@ def _chunk_matrix(lengths, ids, counts, num_terms):
     return H
 
 
-def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000):
+def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000, progress=None):
     """One pass over a bag-of-words stream to the co-occurrence statistics of Q.
 
     Parameters
@@ -233,10 +259,15 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         one-shot generator). ``len()`` is never called.
     num_terms : int, optional
         V. If None, it is the largest word id seen plus one.
-    mode : {'implicit', 'dense'}
+    mode : {'implicit', 'dense', 'auto'}
         Keep the sparse :math:`\\tilde H` (memory O(nnz)) or accumulate Q densely (O(V^2)).
+        ``'auto'`` keeps H~ during the pass and decides at its end (:func:`choose_mode`, for a
+        fit with the default projection and K = 100); if dense, Q is formed from H~.
     chunksize : int
         Documents per sparse chunk.
+    progress : bool, optional
+        Show a progress bar (tqdm, on stderr) of the documents read; None (default) shows it
+        only when stderr is a terminal. Throughput is logged at INFO either way.
 
     Returns
     -------
@@ -249,7 +280,8 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         On ids outside ``[0, num_terms)``, negative, NaN or fractional counts, or a corpus in
         which no document has two tokens.
     TypeError
-        When a document is not a list of (id, count) pairs.
+        When the corpus is not an iterable (or is a string), or a document is not a list of
+        (id, count) pairs.
 
     Notes
     -----
@@ -262,15 +294,10 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         raise ValueError("mode must be one of %s, got %r" % (Q_MODES, mode))
     if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
         raise ValueError("chunksize must be a positive integer, got %r" % (chunksize,))
+    check_progress(progress)
+    check_corpus(corpus)
     start = time.perf_counter()
-    acc = _Accumulator(num_terms)
-    iterator = iter(corpus)
-    while True:
-        chunk = list(itertools.islice(iterator, chunksize))
-        if not chunk:
-            break
-        lengths, ids, counts = _chunk_arrays(chunk, num_terms, acc.num_docs_read)
-        acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)), dense=(mode == 'dense'))
+    acc = accumulate(corpus, num_terms, mode=mode, chunksize=chunksize, progress=progress)
     if acc.num_docs_read == 0:
         raise ValueError("the corpus is empty: no documents were read")
     if acc.num_docs == 0:
@@ -278,30 +305,174 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
             "no document in the corpus has two or more tokens (%d documents read, %d tokens): "
             "co-occurrence needs at least one document with two tokens"
             % (acc.num_docs_read, acc.num_tokens))
-    cooc = acc.finish(mode)
+    cooc = acc.finish()
+    if mode == 'auto':
+        cooc = apply_auto_mode(cooc)
     elapsed = time.perf_counter() - start
     if cooc.num_short:
         logger.info("skipped %d of %d documents with fewer than 2 tokens",
                     cooc.num_short, acc.num_docs_read)
     logger.info(
-        "co-occurrence (%s): %d documents, %d tokens, %d terms in %.2fs (%.0f tokens/s)",
-        mode, cooc.num_docs, cooc.num_tokens, cooc.num_terms, elapsed,
-        cooc.num_tokens / max(elapsed, 1e-9))
+        "co-occurrence (%s%s): %d documents, %d tokens, %d terms in %.2fs (%.0f documents/s, "
+        "%.0f tokens/s)", cooc.mode, ", chosen by q_mode='auto'" if mode == 'auto' else "",
+        acc.num_docs_read, cooc.num_tokens, cooc.num_terms, elapsed,
+        acc.num_docs_read / max(elapsed, 1e-9), cooc.num_tokens / max(elapsed, 1e-9))
     return cooc
+
+
+def choose_mode(num_terms, nnz, pairs, *, projection_dim=DEFAULT_PROJECTION_DIM, num_topics=100,
+                loss='L2', budget=DENSE_Q_BUDGET, costs=None):
+    """How q_mode='auto' keeps Q: ``'dense'`` or ``'implicit'``, whichever fits and is faster.
+
+    Dense when Q takes at most ``budget`` bytes (8 V^2; 1 GiB, V <= 11,585, by default) and
+    the Q-side work of the fit is estimated smaller that way. With d the projection dimension
+    (0 when V <= d: the exact rows are used) and k = 2K thin columns (recovery and R):
+
+    * implicit: ``nnz (d sparse32 + k sparse64)``, plus ``pairs * pair`` when V <= d or for
+      RecoverKL (both form rows of Q for most words);
+    * dense: ``pairs * pair + V^2 entry`` to form Q from H~, plus ``V^2 (d dense32 + k dense64)``;
+
+    with the costs of :data:`~gensim_anchor._defaults.Q_COSTS`, measured: per entry and column
+    a sparse product costs about 10x a dense one, and forming Q about 7 ns per pair.
+    ``pairs`` is :math:`\\sum_d u_d^2` for u_d distinct words in document d: long documents make
+    the dense Q expensive to form, so it pays for many short documents over a small
+    vocabulary. On KOS (146 pairs per nonzero) the implicit estimate is about 20x smaller, and
+    the implicit fit is measured faster (``benchmarks/bench_scale.py``, sections kos and rule).
+    The choice is made once, at the end of the pass.
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> from gensim_anchor.cooccurrence import choose_mode
+        >>> choose_mode(6906, 353160, 51609888)  # KOS
+        'implicit'
+        >>> choose_mode(2000, 4 * 10 ** 6, 40 * 10 ** 6)  # 400,000 documents of 10 words
+        'dense'
+        >>> choose_mode(50000, 10 ** 9, 10 ** 10)  # Q would take 20 GB
+        'implicit'
+
+    """
+    costs = dict(Q_COSTS, **(costs or {}))
+    V, nnz, pairs = int(num_terms), float(nnz), float(pairs)
+    if 8 * V * V > budget:
+        return 'implicit'
+    d = projection_dim if projection_dim and projection_dim < V else 0
+    k = 2 * num_topics
+    form_rows = pairs * costs['pair']
+    implicit = nnz * (d * costs['sparse32'] + k * costs['sparse64'])
+    if not d or loss == 'KL':
+        implicit += form_rows
+    dense = form_rows + float(V) * V * (costs['entry'] + d * costs['dense32'] + k * costs['dense64'])
+    return 'dense' if dense < implicit else 'implicit'
+
+
+def doc_pairs(H_tilde):
+    """:math:`\\sum_d u_d^2`, for u_d the distinct words of document d (columns of H~)."""
+    u = np.bincount(H_tilde.indices, minlength=H_tilde.shape[1]) if H_tilde.format == 'csr' else \
+        np.diff(H_tilde.indptr)
+    return int(np.dot(u.astype(np.int64), u))
+
+
+def apply_auto_mode(cooc, **fit):
+    """``cooc`` in the mode :func:`choose_mode` picks for it (``fit``: its keyword arguments
+    projection_dim, num_topics, loss); dense statistics stay dense."""
+    if cooc.mode != 'implicit':
+        return cooc
+    pairs = doc_pairs(cooc.H_tilde)
+    mode = choose_mode(cooc.num_terms, cooc.H_tilde.nnz, pairs, **fit)
+    logger.info("q_mode='auto': Q kept %s (V=%d, nnz(H~)=%d, %.1f pairs per nonzero)", mode,
+                cooc.num_terms, cooc.H_tilde.nnz, pairs / max(cooc.H_tilde.nnz, 1))
+    return cooc.densify() if mode == 'dense' else cooc
+
+
+def check_progress(progress):
+    """``progress`` is None (bar only on a terminal), True or False."""
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError("progress must be None (a bar only when stderr is a terminal), True or "
+                        "False, got %r" % (progress,))
+    return progress
+
+
+#: Seconds between INFO lines on the throughput of a long pass.
+_LOG_INTERVAL = 10.0
+
+
+def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False,
+               desc='co-occurrence'):
+    """The pass of :func:`build_cooccurrence` without its checks on the result: an
+    :class:`_Accumulator` (``finish()`` gives the Cooccurrence) that may hold no document (a
+    partition of a corpus may be empty)."""
+    acc = _Accumulator(num_terms, mode)
+    start = last_log = time.perf_counter()
+    iterator = iter(corpus)
+    disable = None if progress is None else not progress  # None: tqdm's own "only on a terminal"
+    with tqdm(desc=desc, unit='doc', unit_scale=True, disable=disable) as bar:
+        while True:
+            chunk = list(itertools.islice(iterator, chunksize))
+            if not chunk:
+                break
+            lengths, ids, counts = _chunk_arrays(chunk, num_terms, acc.num_docs_read)
+            acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
+            now = time.perf_counter()
+            rate = acc.num_tokens / max(now - start, 1e-9)
+            bar.set_postfix_str("%.3g tokens/s" % rate, refresh=False)
+            bar.update(len(chunk))
+            if now - last_log >= _LOG_INTERVAL:
+                last_log = now
+                logger.info("%s: %d documents, %d tokens read (%.0f documents/s, %.0f tokens/s)",
+                            desc, acc.num_docs_read, acc.num_tokens,
+                            acc.num_docs_read / (now - start), rate)
+    return acc
+
+
+#: Q_sum is accumulated from sparse products in row slabs of at most this many entries (32 MB):
+#: neither a dense nor a sparse V x V temporary is made.
+_SLAB_ENTRIES = 2 ** 22
+#: Nonzeros of H~ per sparse product when Q is formed densely (about 50 MB): the V^2 additions
+#: into Q are made once per block, so a block should hold many pairs of words.
+_DENSE_BLOCK_NNZ = 2 ** 22
+
+
+def _add_gram(Q, Ht):
+    """Q += Ht Ht^T for a sparse (V, n) block, one slab of rows of Q at a time."""
+    left = Ht.tocsr()
+    right = Ht.T.tocsr()  # free when Ht is CSC (its transpose is CSR)
+    step = max(1, _SLAB_ENTRIES // Q.shape[1])
+    buffer = np.empty((min(step, Q.shape[0]), Q.shape[1]))  # one allocation (page faults) per call
+    for lo in range(0, Q.shape[0], step):
+        S = left[lo:lo + step] @ right
+        if S.nnz:
+            Q[lo:lo + step] += S.toarray(out=buffer[:S.shape[0]])
+
+
+def _dense_sum(H, h_hat):
+    """:math:`\\tilde H \\tilde H^T - \\mathrm{Diag}(\\hat h)`, dense, from blocks of documents."""
+    V = H.shape[0]
+    Q = np.zeros((V, V))
+    H = H.tocsc()
+    bounds = np.searchsorted(H.indptr, np.arange(0, H.nnz, _DENSE_BLOCK_NNZ), side='right') - 1
+    for lo, hi in zip(bounds, list(bounds[1:]) + [H.shape[1]]):
+        if hi > lo:
+            _add_gram(Q, H[:, lo:hi])
+    Q[np.diag_indices(V)] -= h_hat
+    return Q
 
 
 class _Accumulator:
     """Running sums of one pass; grows with the largest id when num_terms is not given."""
 
-    def __init__(self, num_terms):
+    def __init__(self, num_terms, mode='implicit'):
         self.num_terms = num_terms
+        self.mode = 'implicit' if mode == 'auto' else mode  # 'auto' decides on H~ at the end
         self.size = num_terms or 0
         self.num_docs_read = self.num_docs = self.num_tokens = 0
         self.doc_freq = np.zeros(self.size, dtype=np.int64)
         self.term_counts = np.zeros(self.size)
         self.h_hat = np.zeros(self.size)
         self.blocks = []
-        self.Q_sum = None
+        self.pending, self.pending_nnz = [], 0  # dense mode: blocks not yet added to Q_sum
+        self.Q_sum = None  # without the diagonal h_hat until finish()
 
     def width(self, ids):
         if self.num_terms is not None:
@@ -317,7 +488,17 @@ class _Accumulator:
                 setattr(self, name, new)
             self.size = size
 
-    def add(self, H, dense):
+    def _add_dense(self, Ht, flush=False):
+        if Ht is not None:
+            self.pending.append(Ht)
+            self.pending_nnz += Ht.nnz
+        if self.pending and (flush or self.pending_nnz >= _DENSE_BLOCK_NNZ):
+            if self.Q_sum is None:
+                self.Q_sum = np.zeros((self.num_terms, self.num_terms))
+            _add_gram(self.Q_sum, sp.hstack(self.pending, format='csc'))
+            self.pending, self.pending_nnz = [], 0
+
+    def add(self, H):
         self._grow(H.shape[0])
         rows = H.shape[0]
         n = np.asarray(H.sum(axis=0)).ravel()
@@ -332,34 +513,32 @@ class _Accumulator:
         H, n = H[:, keep], n[keep]
         norm = n * (n - 1)
         Ht = (H @ sp.diags(1.0 / np.sqrt(norm))).tocsc()
-        hh = H @ (1.0 / norm)
-        self.h_hat[:rows] += hh
-        if dense and self.num_terms is not None:
-            # Streaming: only Q_sum (V x V) lives between chunks.
-            if self.Q_sum is None:
-                self.Q_sum = np.zeros((self.num_terms, self.num_terms))
-            self.Q_sum += (Ht @ Ht.T).toarray()
-            self.Q_sum[np.diag_indices(self.num_terms)] -= hh
+        self.h_hat[:rows] += H @ (1.0 / norm)
+        if self.mode == 'dense' and self.num_terms is not None:
+            self._add_dense(Ht)  # streaming: only Q_sum (V x V) lives between chunks
         else:
             self.blocks.append(Ht)
 
-    def finish(self, mode):
-        V = self.size
+    def finish(self):
+        V, mode = self.size, self.mode
+        self._add_dense(None, flush=True)
         blocks = []
         for Ht in self.blocks:
             if Ht.shape[0] != V:
                 Ht = Ht.copy()
                 Ht.resize((V, Ht.shape[1]))
             blocks.append(Ht)
+        self.blocks = []
         common = (V, self.num_docs, self.num_docs_read - self.num_docs, self.num_tokens,
                   self.doc_freq, self.term_counts, self.h_hat)
-        H_tilde = sp.hstack(blocks, format='csr') if blocks else None
+        H_tilde = sp.hstack(blocks, format='csc') if blocks else None  # a concatenation
+        del blocks
         if mode == 'implicit':
-            return Cooccurrence(*common, H_tilde=H_tilde)
-        Q_sum = self.Q_sum
-        if H_tilde is not None:  # V was only known at the end
-            Q_sum = (H_tilde @ H_tilde.T).toarray()
+            cooc = Cooccurrence(*common, H_tilde=H_tilde)
+        elif H_tilde is not None:  # V was only known at the end
+            cooc = Cooccurrence(*common, Q_sum=_dense_sum(H_tilde, self.h_hat))
+        else:
+            Q_sum = self.Q_sum if self.Q_sum is not None else np.zeros((V, V))
             Q_sum[np.diag_indices(V)] -= self.h_hat
-        return Cooccurrence(*common, Q_sum=Q_sum)
-
-
+            cooc = Cooccurrence(*common, Q_sum=Q_sum)
+        return cooc

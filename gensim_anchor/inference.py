@@ -30,12 +30,15 @@ Examples
 
 """
 import functools
+import logging
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma
+
+logger = logging.getLogger(__name__)
 
 #: Smallest probability of a word under a topic during inference (anchor words are exactly 0
 #: under the other topics; a floor keeps every ratio finite).
@@ -67,8 +70,10 @@ class InferenceResult(NamedTuple):
     phi_ids: object = None
 
 
-def pad_documents(chunk, num_terms):
+def pad_documents(chunk, num_terms, index=None):
     """Bag-of-words documents as padded (ids, counts) arrays; unknown ids are dropped.
+
+    ``index`` numbers the documents in error messages (default 0, 1, ...).
 
     Returns
     -------
@@ -77,6 +82,13 @@ def pad_documents(chunk, num_terms):
         Zero in the padding. L is a power of two >= the longest document (at least 8).
     kept : list of numpy.ndarray, shape (n_d, 2)
         The (id, count) pairs kept for each document, in input order.
+
+    Raises
+    ------
+    TypeError
+        If a document is not a list of (word_id, count) pairs (e.g. a list of tokens).
+    ValueError
+        On a NaN or fractional word id, or a count that is negative or not finite.
     """
     docs = [list(doc) for doc in chunk]
     lengths = [len(d) for d in docs]
@@ -85,12 +97,34 @@ def pad_documents(chunk, num_terms):
     counts = np.zeros((len(docs), L))
     kept = []
     for d, doc in enumerate(docs):
-        pairs = np.asarray(doc, dtype=np.float64).reshape(-1, 2)
+        pairs = _document_pairs(doc, d if index is None else index[d])
         pairs = pairs[(pairs[:, 0] >= 0) & (pairs[:, 0] < num_terms) & (pairs[:, 1] > 0)]
         ids[d, :len(pairs)] = pairs[:, 0]
         counts[d, :len(pairs)] = pairs[:, 1]
         kept.append(pairs)
     return ids, counts, kept
+
+
+def _document_pairs(doc, number):
+    """A document as a float (n, 2) array of (id, count), checked."""
+    try:
+        pairs = np.asarray(doc, dtype=np.float64)
+    except (TypeError, ValueError):
+        pairs = None
+    if pairs is None or (pairs.size and (pairs.ndim != 2 or pairs.shape[1] != 2)):
+        raise TypeError("document #%d is not a bag-of-words list of (word_id, count) pairs (it "
+                        "starts %.60r); convert texts with Dictionary.doc2bow first" % (number, doc))
+    pairs = pairs.reshape(-1, 2)
+    ids, counts = pairs[:, 0], pairs[:, 1]
+    bad = np.flatnonzero(~np.isfinite(ids) | (ids != np.round(ids)))
+    if bad.size:
+        raise ValueError("document #%d has word id %r; word ids must be integers"
+                         % (number, float(ids[bad[0]])))
+    bad = np.flatnonzero(~np.isfinite(counts) | (counts < 0))
+    if bad.size:
+        raise ValueError("document #%d has count %r for word id %d; counts must be finite and >= 0"
+                         % (number, float(counts[bad[0]]), int(ids[bad[0]])))
+    return pairs
 
 
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):
@@ -159,6 +193,13 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     Returns
     -------
     InferenceResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a document that is not a list of (id, count) pairs, a NaN or fractional id, or a
+        negative or infinite count (see :func:`pad_documents`). Documents that reach
+        ``max_iter`` are counted in an INFO log.
     """
     beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
     docs = [list(doc) for doc in chunk]
@@ -180,7 +221,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
         for members in groups.values():
             size = max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
             batch = [docs[d] for d in members] + [[]] * (size - len(members))
-            ids, counts, kept = pad_documents(batch, beta.shape[1])
+            ids, counts, kept = pad_documents(batch, beta.shape[1], members + [0] * (size - len(members)))
             g, it, extra = _infer_chunk(beta_j, alpha_j, jnp.asarray(ids), jnp.asarray(counts), max_iter_j,
                                         tol_j, collect_sstats and not return_phi, return_phi)
             n = len(members)
@@ -196,4 +237,8 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
                 phi_ids[d] = [(int(w), float(c)) for w, c in kept[j]]
                 if collect_sstats:
                     np.add.at(sstats, (slice(None), kept[j][:, 0].astype(np.int64)), phi[d])
+    capped = int(np.sum(n_iter >= max_iter))
+    if capped:
+        logger.info("%d of %d documents stopped at the iteration cap (%d) before gamma changed by "
+                    "less than %g", capped, D, max_iter, tol)
     return InferenceResult(gamma, n_iter, sstats, phi, phi_ids)

@@ -161,7 +161,12 @@ class LikelihoodResult(NamedTuple):
 # ----------------------------------------------------------------------------------------------
 
 def _check_topics(topics):
-    """Topics as float64 (K, V), floored at TOPIC_FLOOR; rows must be distributions."""
+    """Topics as float64 (K, V), floored at TOPIC_FLOOR; rows must be distributions.
+
+    Rows are renormalised in float64: single-precision topics (gensim's default) sum to 1 only
+    to about V times the float32 epsilon, so they are checked to 1e-3 instead of 1e-5.
+    """
+    tol = 1e-5 if np.asarray(topics).dtype.itemsize >= 8 else 1e-3
     beta = np.asarray(topics, dtype=np.float64)
     if beta.ndim != 2 or beta.shape[0] < 1 or beta.shape[1] < 1:
         raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s"
@@ -169,11 +174,11 @@ def _check_topics(topics):
     if not np.all(np.isfinite(beta)) or np.any(beta < 0):
         raise ValueError("topics must be finite and >= 0")
     sums = beta.sum(axis=1)
-    bad = np.nonzero(np.abs(sums - 1.0) > 1e-5)[0]
+    bad = np.nonzero(np.abs(sums - 1.0) > tol)[0]
     if len(bad):
         raise ValueError("topics must have rows p(w | z) summing to 1; row %d sums to %r"
                          % (bad[0], float(sums[bad[0]])))
-    return np.maximum(beta, TOPIC_FLOOR)
+    return np.maximum(beta / sums[:, None], TOPIC_FLOOR)
 
 
 def _check_alpha(alpha, num_topics, name='alpha'):

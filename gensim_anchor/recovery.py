@@ -47,6 +47,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
+from .anchors import anchor_rows
+
+#: How :func:`recover` computes R: the pseudo-inverse, or the diagonal method (Lee et al. 2015).
+R_METHODS = ('pinv', 'diagonal')
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +70,8 @@ _KL_BLOCK_ENTRIES = {'cpu': 1 << 23}
 _ACCELERATOR_KL_BLOCK_ENTRIES = 1 << 28
 
 
+# eg_solve_l2 pads its problems to a multiple of this many.
+_ROW_BUCKET = 64
 # EG iterations between two checks of the lane pool (see eg_solve).
 _STEPS = {'cpu': 1}
 _ACCELERATOR_STEPS = 16
@@ -332,13 +338,17 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     RecoverResult
     """
     XY = np.asarray(XY, dtype=np.float64)
-    if XY.shape[0] == 0:
+    n = XY.shape[0]
+    if n == 0:
         return _empty_result(np.shape(XX)[0])
+    # Zero rows up to a multiple of _ROW_BUCKET, solved last and dropped: one compilation serves
+    # word counts that differ a little (each word's result does not depend on the others).
+    XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
     with jax.enable_x64(True):
         x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
                                **_pool())
-        return _result(x, it, gap, eps)
+        return _result(x[:n], it[:n], gap[:n], eps)
 
 
 def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
@@ -378,14 +388,17 @@ def _result(x, it, gap, eps):
 # The three recovery methods on a Cooccurrence.
 # ----------------------------------------------------------------------------------------------
 
-def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_w=None):
+def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_w=None,
+            r_method='pinv'):
     """Recover A, R and p(z) from co-occurrence statistics and anchor word ids.
 
     Parameters
     ----------
     cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
-    anchors : array_like of int, shape (K,)
-        Anchor word ids, one per topic.
+    anchors : array_like of int, shape (K,), or sequence of (int or sequence of int)
+        The anchor of each topic: a word id, or a group of word ids (a tandem anchor, whose
+        row of Q-bar is the pseudo-row :func:`~gensim_anchor.anchors.combine_rows` of its
+        words'; not with ``loss='original'``).
     loss : {'L2', 'KL', 'original'}
     eps : float, optional
         Duality-gap tolerance (default per loss, :data:`DEFAULT_EPS`).
@@ -393,6 +406,9 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
         EG iteration cap per word.
     p_w : numpy.ndarray, optional
         Row sums of Q, if already computed.
+    r_method : {'pinv', 'diagonal'}
+        R as :math:`A^+ Q A^{+T}` (Arora et al.), or by the diagonal method of Lee et al.
+        (2015), nonnegative when Q is (:func:`diagonal_topic_cooccurrence`, for a rectified Q).
 
     Returns
     -------
@@ -400,22 +416,30 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
 
     Notes
     -----
-    Anchor words are pinned to their own topic (:math:`C_{s_k} = e_k`). Words that never occur
-    in a document of two or more tokens have p(w) = 0 and get probability 0 in every topic.
+    Single-word anchors are pinned to their own topic (:math:`C_{s_k} = e_k`); the words of a
+    group are solved like any other word. Words that never occur in a document of two or more
+    tokens have p(w) = 0 and get probability 0 in every topic.
     """
     if loss not in LOSSES:
         raise ValueError("loss must be one of %s, got %r" % (LOSSES, loss))
-    anchors = np.asarray(anchors, dtype=np.int64)
+    if r_method not in R_METHODS:
+        raise ValueError("r_method must be one of %s, got %r" % (R_METHODS, r_method))
+    groups = _anchor_groups(anchors)
+    single = np.array([len(g) == 1 for g in groups], dtype=bool)
+    anchors = np.array([g[0] if len(g) == 1 else -1 for g in groups], dtype=np.int64)
     if p_w is None:
         p_w = cooc.row_sums()
     if loss == 'original':
+        if not single.all():
+            raise ValueError("the original Recover inverts Q on the anchor words and needs one word "
+                             "per topic; groups of anchor words need loss='L2' or 'KL'")
         return _recover_original(cooc, anchors)
     eps = DEFAULT_EPS[loss] if eps is None else eps
     start = time.perf_counter()
     K = len(anchors)
-    Q_S_bar = cooc.rows(anchors) / p_w[anchors, None]
+    Q_S_bar = anchor_rows(cooc, p_w, groups)
     active = np.flatnonzero(p_w > 0)
-    active = active[~np.isin(active, anchors)]
+    active = active[~np.isin(active, anchors[single])]
     if loss == 'L2':
         XX = Q_S_bar @ Q_S_bar.T
         XY = cooc.matmul(Q_S_bar.T)[active] / p_w[active, None]
@@ -426,7 +450,7 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
     C = np.zeros((V, K))
     C[:] = 1.0 / K  # p(w) = 0 words: any point of the simplex; they vanish in A
     C[active] = solved.weights
-    C[anchors] = np.eye(K)
+    C[anchors[single]] = np.eye(K)[single]
     n_iter = np.zeros(V, dtype=np.int64)
     gap = np.zeros(V)
     n_iter[active], gap[active] = solved.n_iter, solved.gap
@@ -434,7 +458,7 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
     converged[active] = solved.converged
     solver = RecoverResult(C, n_iter, gap, converged)
     A, p_z = _bayes(C, p_w)
-    R = _topic_cooccurrence(cooc, A)
+    R = _topic_cooccurrence(cooc, A) if r_method == 'pinv' else diagonal_topic_cooccurrence(cooc, A, groups)
     capped = int((~converged).sum())
     logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d EG iterations in %.2fs",
                 loss, len(active), K, eps, int(np.median(solved.n_iter)) if len(active) else 0,
@@ -444,6 +468,16 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
                        "(max_iter=%d or float64 precision); largest gap %.3g",
                        capped, len(active), eps, max_iter, float(gap.max()))
     return Recovery(A, R, p_z, solver)
+
+
+def _anchor_groups(anchors):
+    """Each topic's anchor as an int64 array of word ids (one id for a single word)."""
+    if isinstance(anchors, np.ndarray) and anchors.ndim == 1:
+        return [anchors[k:k + 1].astype(np.int64) for k in range(len(anchors))]
+    groups = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in anchors]
+    if any(g.ndim != 1 or g.size == 0 for g in groups):
+        raise ValueError("each anchor must be a word id or a non-empty list of word ids")
+    return groups
 
 
 def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
@@ -485,6 +519,56 @@ def _topic_cooccurrence(cooc, A):
     """
     G_pinv = np.linalg.pinv(A.T @ A, hermitian=True)
     R = G_pinv @ (A.T @ cooc.matmul(A)) @ G_pinv
+    return (R + R.T) / 2
+
+
+def diagonal_topic_cooccurrence(cooc, A, groups):
+    """R by the diagonal method of Lee, Bindel & Mimno (2015), nonnegative when Q is.
+
+    Separability makes :math:`A_S` (the anchor rows of A) diagonal, so
+    :math:`Q_{SS} = A_S R A_S^T` gives
+    :math:`R_{kl} = Q_{s_k s_l} / (A_{s_k k} A_{s_l l})` (``diagonalRecovery`` in the authors'
+    ``recoverA.m``, https://github.com/moontae/JSMF). A group of anchor words :math:`G_k` enters
+    with its sums, :math:`R_{kl} = \\sum_{i \\in G_k, j \\in G_l} Q_{ij} / (a_k a_l)`,
+    :math:`a_k = \\sum_{i \\in G_k} A_{ik}`: exact when every word of :math:`G_k` is an anchor of
+    topic k.
+
+    Parameters
+    ----------
+    cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
+    A : numpy.ndarray, shape (V, K)
+        p(w | z).
+    groups : sequence of sequence of int
+        The anchor word ids of each topic (one id for a single-word anchor).
+
+    Returns
+    -------
+    numpy.ndarray, shape (K, K)
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor.cooccurrence import Cooccurrence
+        >>> from gensim_anchor.recovery import diagonal_topic_cooccurrence
+        >>> A = np.array([[0.5, 0.0], [0.0, 0.25], [0.5, 0.75]])  # words 0 and 1 are anchors
+        >>> R = np.array([[0.3, 0.1], [0.1, 0.5]])
+        >>> Q = A @ R @ A.T
+        >>> cooc = Cooccurrence(3, 1, 0, 0, np.ones(3, np.int64), np.ones(3), np.zeros(3), Q_sum=Q)
+        >>> diagonal_topic_cooccurrence(cooc, A, [[0], [1]]).round(12).tolist()
+        [[0.3, 0.1], [0.1, 0.5]]
+
+    """
+    groups = [np.atleast_1d(np.asarray(g, dtype=np.int64)) for g in groups]
+    words = np.concatenate(groups)
+    owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    G = np.zeros((len(words), len(groups)))  # word -> topic indicator
+    G[np.arange(len(words)), owner] = 1.0
+    Q_SS = G.T @ cooc.rows(words)[:, words] @ G
+    a = G.T @ A[words, owner]
+    a = np.where(a > 0, a, np.inf)  # an anchor without mass in its own topic: its R row is 0
+    R = Q_SS / np.outer(a, a)
     return (R + R.T) / 2
 
 
