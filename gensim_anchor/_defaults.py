@@ -19,4 +19,4 @@ DENSE_Q_BUDGET = 2 ** 30
 #: nonzero of H~ and column of a thin sparse product (float32 for the projection, float64); per
 #: entry of Q and column of a dense product; per pair of distinct words of a document and per
 #: entry of Q when Q is formed from H~ (see cooccurrence.choose_mode).
-Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=7.0, entry=10.0)
+Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=5.0, entry=5.0)

@@ -333,7 +333,7 @@ def choose_mode(num_terms, nnz, pairs, *, projection_dim=DEFAULT_PROJECTION_DIM,
     * dense: ``pairs * pair + V^2 entry`` to form Q from H~, plus ``V^2 (d dense32 + k dense64)``;
 
     with the costs of :data:`~gensim_anchor._defaults.Q_COSTS`, measured: per entry and column
-    a sparse product costs about 10x a dense one, and forming Q about 7 ns per pair.
+    a sparse product costs about 10x a dense one, and forming Q 3 to 7 ns per pair.
     ``pairs`` is :math:`\\sum_d u_d^2` for u_d distinct words in document d: long documents make
     the dense Q expensive to form, so it pays for many short documents over a small
     vocabulary. On KOS (146 pairs per nonzero) the implicit estimate is about 20x smaller, and
