@@ -3,8 +3,9 @@
 For each corpus (KOS and 20 Newsgroups from ../shared/data) the documents are split 90/10
 (seeded); every model is trained on the 90% and scored on the same held-out 10% with the same
 estimator (:func:`gensim_anchor.likelihood.log_likelihood_per_token`, with each model's own
-topics and alpha), plus UMass coherence (gensim ``CoherenceModel``, top 20 words, training
-corpus) and the number of top-20 words per topic that are in no other topic's top 20. Also
+topics and alpha), plus UMass coherence (gensim's ``u_mass``, by
+:func:`gensim_anchor.evaluation.umass_coherence`; top 20 words, training corpus) and the number
+of top-20 words per topic that are in no other topic's top 20. Also
 timed: the alpha grid search of AnchorModel and document-topic inference per 1,000 documents.
 
 Usage::
@@ -22,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 from gensim.corpora import Dictionary, UciCorpus
-from gensim.models import CoherenceModel, LdaModel
+from gensim.models import LdaModel
 
 from gensim_anchor import AnchorModel
+from gensim_anchor.evaluation import umass_coherence, unique_words
 from gensim_anchor.likelihood import log_likelihood_per_token
 
 DATA = Path(__file__).resolve().parents[2] / 'shared' / 'data'
@@ -47,36 +49,33 @@ def load(name):
     raise ValueError(name)
 
 
-def unique_words(topics, topn=20):
-    """Mean number of a topic's top-n words that are in no other topic's top n."""
-    top = [set(np.argsort(-t)[:topn].tolist()) for t in topics]
-    return float(np.mean([len(s - set().union(*(o for j, o in enumerate(top) if j != i)))
-                          for i, s in enumerate(top)]))
+def split(corpus, seed):
+    """Seeded 90/10 split; held-out documents of fewer than 2 tokens are dropped."""
+    order = np.random.default_rng(seed).permutation(len(corpus))
+    cut = int(0.9 * len(corpus))
+    train = [corpus[i] for i in order[:cut]]
+    heldout = [corpus[i] for i in order[cut:] if sum(c for _, c in corpus[i]) >= 2]
+    return train, heldout
 
 
-def score(name, topics, alpha, model, train, heldout, dictionary, seed):
+def score(name, topics, alpha, model, train, heldout, seed):
     start = time.perf_counter()
     ll = log_likelihood_per_token(topics, alpha, heldout, random_state=seed)
     ll_time = time.perf_counter() - start
-    umass = CoherenceModel(model=model, corpus=train, dictionary=dictionary, coherence='u_mass',
-                           topn=20).get_coherence()
+    umass = umass_coherence(topics, train, 20).mean()  # = CoherenceModel(coherence='u_mass')
     times = []
     for _ in range(2):  # first call includes JIT compilation for AnchorModel
         start = time.perf_counter()
         model.inference(heldout[:1000])
         times.append((time.perf_counter() - start) * 1000.0 / min(1000, len(heldout)))
     return dict(method=name, heldout_ll_per_token=float(ll), umass=float(umass),
-                unique_top20=unique_words(topics), infer_s_per_1000_docs=times[1],
+                unique_top20=float(unique_words(topics, 20).mean()), infer_s_per_1000_docs=times[1],
                 infer_first_call_s_per_1000_docs=times[0], score_s=ll_time)
 
 
 def run(corpus_name, K, with_kl, lda_passes, seed):
     corpus, dictionary = load(corpus_name)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(corpus))
-    cut = int(0.9 * len(corpus))
-    train = [corpus[i] for i in order[:cut]]
-    heldout = [corpus[i] for i in order[cut:] if sum(c for _, c in corpus[i]) >= 2]
+    train, heldout = split(corpus, seed)
     print("%s: %d training, %d held-out documents, %d terms, K=%d"
           % (corpus_name, len(train), len(heldout), len(dictionary), K), flush=True)
     rows = []
@@ -85,7 +84,7 @@ def run(corpus_name, K, with_kl, lda_passes, seed):
         model = AnchorModel(train, num_topics=K, id2word=dictionary, loss=loss, random_state=seed)
         fit = time.perf_counter() - start
         row = score('AnchorModel %s' % loss, model.get_topics(), model.alpha, model, train, heldout,
-                    dictionary, seed)
+                    seed)
         row.update(fit_s=fit, alpha_grid_s=model.timings['dirichlet'], alpha_sum=float(model.alpha.sum()))
         rows.append(row)
         print("  %s done in %.1f s" % (row['method'], fit), flush=True)
@@ -95,7 +94,7 @@ def run(corpus_name, K, with_kl, lda_passes, seed):
                        eval_every=None, alpha='auto')
         fit = time.perf_counter() - start
         row = score('LdaModel passes=%d' % lda_passes, lda.get_topics(), lda.alpha, lda, train,
-                    heldout, dictionary, seed)
+                    heldout, seed)
         row.update(fit_s=fit, alpha_grid_s=float('nan'), alpha_sum=float(np.sum(lda.alpha)))
         rows.append(row)
         print("  %s done in %.1f s" % (row['method'], fit), flush=True)

@@ -57,7 +57,6 @@ from scipy.spatial.distance import pdist, squareform
 
 from gensim_anchor import AnchorModel
 from gensim_anchor.anchors import find_anchors, project_rows
-from gensim_anchor.cooccurrence import build_cooccurrence
 from gensim_anchor.evaluation import (coherence, document_frequencies, top_words, topic_diversity,
                                       topic_recovery_l1, umass_coherence, unique_words)
 from gensim_anchor.likelihood import document_log_likelihood
@@ -173,7 +172,7 @@ def fit_recover(corpus, dictionary, K, seed, losses):
     out['RecoverL2'] = np.asarray(model.get_topics(), dtype=np.float64).T
     others = [m for m in ('Recover', 'RecoverKL') if LOSS_OF[m] in losses]
     if others:
-        cooc = build_cooccurrence(corpus, len(dictionary))
+        cooc = model._cooccurrence  # the model's own Q: no second pass over the corpus
         for method in others:
             out[method], times[method] = _recover_or_none(cooc, model.anchors, LOSS_OF[method])
     return out, times

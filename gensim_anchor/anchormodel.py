@@ -322,7 +322,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         needed when it exceeds :data:`gensim_anchor.rectify.MAX_BYTES` (8 GiB, about 13,000
         words): prune the vocabulary with ``Dictionary.filter_extremes``. Each iteration costs
         two products of the V x V iterate with a V x 1.5K block and one V x V x K product (KOS,
-        V = 6,906, K = 50: 41 iterations, 19 s on 2 cores).
+        V = 6,906, K = 50: 41 iterations, 11.8 s on 2 cores).
     rectify_max_iter : int
         Cap on the alternating-projection iterations (default 50); it stops earlier when the
         relative change of the iterate falls below 1e-4 (KOS, K = 50: after about 40), and a
@@ -476,8 +476,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     def _read(self, corpus, chunksize):
         """Q's statistics of everything seen so far, and the alpha sample with the new documents."""
         from . import distributed
-        client, old = getattr(self, '_client', None), self._cooccurrence
-        progress = getattr(self, 'progress', None)  # models saved before it was an option
+        client, old = self._client, self._cooccurrence
+        progress = self.progress
         if distributed._is_bag(corpus) or (client is not None and distributed.is_partitioned(corpus)):
             cooc = distributed.build_cooccurrence_dask(
                 corpus, self.num_terms, client, chunksize=chunksize, progress=progress,
@@ -506,13 +506,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     def _fit(self, cooc):
         # The JAX stages are imported here, not at module level: a saved model loads without JAX.
-        from .anchors import anchor_rows, find_anchors, project_rows, resolve_min_df
+        from .anchors import (anchor_rows, find_anchors, project_rows, resolve_min_df,
+                              single_word_anchors)
         from .recovery import recover
 
         K, V = self.num_topics, cooc.num_terms
         _check_vocabulary(K, V)
         self._check_id2word_covers(cooc)
-        if getattr(self, 'rectify', False):
+        if self.rectify:
             from .rectify import rectify_cooccurrence
             start = time.perf_counter()
             # Only the fit sees the rectified Q; the model keeps the additive statistics.
@@ -520,7 +521,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                            seed=self._projection_seed)
             self.timings['rectify'] = time.perf_counter() - start
         p_w = cooc.row_sums()
-        seeds = _resolve_seeds(getattr(self, 'seed_anchors', None), self.id2word, p_w)
+        seeds = _resolve_seeds(self.seed_anchors, self.id2word, p_w)
         min_df = resolve_min_df(self.anchor_min_df, cooc.num_docs)
         candidates = np.flatnonzero((cooc.doc_freq >= min_df) & (p_w > 0))
         if len(candidates) < K - len(seeds):
@@ -538,7 +539,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         found = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates), cleanup=self.cleanup,
                              seeds=len(candidates) + np.arange(len(seeds)))
         groups = seeds + [[int(candidates[i])] for i in found.indices[len(seeds):]]
-        anchors = np.array([g[0] if len(g) == 1 else -1 for g in groups], dtype=np.int64)
+        anchors = single_word_anchors(groups)
         self.timings['anchors'] = time.perf_counter() - start
         logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
                     "cleanup replaced %d, in %.2fs", K, len(candidates), min_df, Y.shape[1],
@@ -546,7 +547,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
         start = time.perf_counter()
         rec = recover(cooc, groups, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w,
-                      r_method='diagonal' if getattr(self, 'rectify', False) else 'pinv')
+                      r_method='diagonal' if self.rectify else 'pinv')
         self.timings['recovery'] = time.perf_counter() - start
 
         self.topics = _as_distributions(rec.A.T, self.dtype)
@@ -575,7 +576,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     def anchor_words(self):
         """The anchor word of each topic, in topic order ('w1+w2' for a group of words)."""
         self._check_trained()
-        groups = getattr(self, 'anchor_groups', None) or [[int(i)] for i in self.anchors]
+        groups = self.anchor_groups
         return ['+'.join(str(self.id2word[int(i)]) for i in group) for group in groups]
 
     def _check_id2word_covers(self, cooc):
@@ -976,9 +977,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             raise ValueError("%s was saved in model format %s, which this version of gensim_anchor "
                              "(format %d) cannot read; upgrade gensim_anchor"
                              % (fname, version, FORMAT_VERSION))
-        for name in ('_cooccurrence', '_sample', 'refinement'):
+        # Attributes that models saved by earlier versions (or without them: _client is never
+        # saved) lack, set once here so that the methods need no fallbacks.
+        defaults = dict(_cooccurrence=None, _sample=None, refinement=None, _client=None,
+                        progress=None, rectify=False, rectify_max_iter=50, seed_anchors=None)
+        for name, value in defaults.items():
             if not hasattr(model, name):
-                setattr(model, name, None)
+                setattr(model, name, value)
         if getattr(model, 'anchor_groups', None) is None and model.anchors is not None:
             model.anchor_groups = [[int(i)] for i in model.anchors]  # saved before seeded anchors
         return model

@@ -56,6 +56,9 @@ DEFAULT_MIN_DF = 100
 DEFAULT_MIN_DF_FRACTION = 0.05
 # Columns of the random projection generated at a time.
 _PROJECTION_BLOCK = 128
+# A squared residual below this fraction of the largest squared row norm is rounding, not a
+# new direction (the rank test of find_anchors, on the device and in its error message).
+_RANK_TOL = 1e-24
 
 
 class AnchorResult(NamedTuple):
@@ -199,7 +202,7 @@ def anchor_rows(cooc, p_w, groups):
     -------
     numpy.ndarray, shape (len(groups), V)
     """
-    groups = [np.atleast_1d(np.asarray(g, dtype=np.int64)) for g in groups]
+    groups = _as_groups(groups)
     if not groups:
         return np.zeros((0, cooc.num_terms))
     words, where = np.unique(np.concatenate(groups), return_inverse=True)
@@ -207,6 +210,21 @@ def anchor_rows(cooc, p_w, groups):
     bounds = np.cumsum([0] + [len(g) for g in groups])
     return np.vstack([bar[where[lo]] if hi - lo == 1 else combine_rows(bar[where[lo:hi]])
                       for lo, hi in zip(bounds[:-1], bounds[1:])])
+
+
+def _as_groups(anchors):
+    """Each topic's anchor as an int64 array of word ids (one id for a single word)."""
+    if isinstance(anchors, np.ndarray) and anchors.ndim == 1:
+        return [anchors[k:k + 1].astype(np.int64) for k in range(len(anchors))]
+    groups = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in anchors]
+    if any(g.ndim != 1 or g.size == 0 for g in groups):
+        raise ValueError("each anchor must be a word id or a non-empty list of word ids")
+    return groups
+
+
+def single_word_anchors(groups):
+    """The anchor word id of each topic, -1 for a topic anchored by a group of words."""
+    return np.array([g[0] if len(g) == 1 else -1 for g in groups], dtype=np.int64)
 
 
 def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
@@ -276,11 +294,11 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
     if not ok:
-        scale = np.max(np.sum(Y * Y, axis=1))
-        if num_seeds and np.min(dist[:num_seeds]) ** 2 <= 1e-24 * scale:
+        dependent = dist[:num_seeds] ** 2 <= _RANK_TOL * np.max(np.sum(Y * Y, axis=1))
+        if dependent.any():
             raise ValueError("the seeded anchors are linearly dependent (seed #%d lies in the span of "
                              "the ones before it): each must stand for its own topic"
-                             % int(np.argmin(dist[:num_seeds] ** 2 > 1e-24 * scale)))
+                             % int(np.argmax(dependent)))
         raise ValueError(
             "the anchor candidates span fewer than %d linearly independent directions, so %d "
             "topics cannot be told apart; lower num_topics or admit more candidates "
@@ -302,7 +320,7 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     K = num_topics
     penalty = jnp.where(mask, 0.0, -jnp.inf)
     scale = jnp.max(jnp.sum(Y * Y, axis=1))
-    tiny = 1e-24 * scale  # a squared residual this small is rounding, not a new direction
+    tiny = _RANK_TOL * scale
 
     def greedy(k, carry):
         Xr, U, C, S, dist = carry

@@ -181,7 +181,7 @@ class Cooccurrence(NamedTuple):
 def _chunk_arrays(chunk, num_terms, doc_offset):
     """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them."""
     # map(len) and np.fromiter iterate in C: the hot path has no Python loop per document or
-    # pair (2.5x faster than np.array of the list of pairs, which bounded streaming throughput).
+    # pair (np.array of the list of pairs was slower and bounded streaming throughput).
     try:
         lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
     except TypeError:
@@ -336,7 +336,7 @@ def choose_mode(num_terms, nnz, pairs, *, projection_dim=DEFAULT_PROJECTION_DIM,
     a sparse product costs about 10x a dense one, and forming Q 3 to 7 ns per pair.
     ``pairs`` is :math:`\\sum_d u_d^2` for u_d distinct words in document d: long documents make
     the dense Q expensive to form, so it pays for many short documents over a small
-    vocabulary. On KOS (146 pairs per nonzero) the implicit estimate is about 20x smaller, and
+    vocabulary. On KOS (146 pairs per nonzero) the implicit estimate is about 16x smaller, and
     the implicit fit is measured faster (``benchmarks/bench_scale.py``, sections kos and rule).
     The choice is made once, at the end of the pass.
 
@@ -369,8 +369,7 @@ def choose_mode(num_terms, nnz, pairs, *, projection_dim=DEFAULT_PROJECTION_DIM,
 
 def doc_pairs(H_tilde):
     """:math:`\\sum_d u_d^2`, for u_d the distinct words of document d (columns of H~)."""
-    u = np.bincount(H_tilde.indices, minlength=H_tilde.shape[1]) if H_tilde.format == 'csr' else \
-        np.diff(H_tilde.indptr)
+    u = np.diff(H_tilde.tocsc().indptr)  # tocsc() is free for H~, which is kept CSC
     return int(np.dot(u.astype(np.int64), u))
 
 
@@ -536,7 +535,7 @@ class _Accumulator:
         if mode == 'implicit':
             cooc = Cooccurrence(*common, H_tilde=H_tilde)
         elif H_tilde is not None:  # V was only known at the end
-            cooc = Cooccurrence(*common, Q_sum=_dense_sum(H_tilde, self.h_hat))
+            cooc = Cooccurrence(*common, H_tilde=H_tilde).densify()
         else:
             Q_sum = self.Q_sum if self.Q_sum is not None else np.zeros((V, V))
             Q_sum[np.diag_indices(V)] -= self.h_hat

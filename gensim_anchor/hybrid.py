@@ -41,6 +41,7 @@ Examples
 
 """
 import functools
+import itertools
 import logging
 import time
 from typing import NamedTuple
@@ -48,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _validation as check
+from .cooccurrence import _chunk_arrays
 
 logger = logging.getLogger(__name__)
 
@@ -74,29 +76,27 @@ class GibbsResult(NamedTuple):
     num_tokens: int
 
 
-def _tokens(corpus, num_terms):
-    """Flatten a bag-of-words corpus into token arrays (document index, word id)."""
+def _tokens(corpus, num_terms, chunksize=10000):
+    """Flatten a bag-of-words corpus into token arrays (document index, word id).
+
+    Documents are parsed and checked a chunk at a time by the co-occurrence pass's parser.
+    """
     docs, words, counts = [], [], []
     num_docs = 0
-    for d, bow in enumerate(corpus):
-        num_docs += 1
-        for word, count in bow:
-            word, count = int(word), float(count)
-            if count != int(count) or count < 0:
-                raise ValueError("document #%d has count %r for word id %d; the sampler needs "
-                                 "non-negative integer counts" % (d, count, word))
-            if not 0 <= word < num_terms:
-                raise ValueError("document #%d has word id %d outside the topics' vocabulary "
-                                 "(0..%d)" % (d, word, num_terms - 1))
-            if count:
-                docs.append(d)
-                words.append(word)
-                counts.append(int(count))
-    if not counts:
+    stream = iter(corpus)
+    while True:
+        chunk = list(itertools.islice(stream, chunksize))
+        if not chunk:
+            break
+        lengths, ids, cs = _chunk_arrays(chunk, num_terms, num_docs)
+        docs.append(np.repeat(np.arange(num_docs, num_docs + len(chunk), dtype=np.int32), lengths))
+        words.append(ids.astype(np.int32))
+        counts.append(cs.astype(np.int64))
+        num_docs += len(chunk)
+    counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    if not counts.sum():
         raise ValueError("the corpus has no tokens to sample")
-    counts = np.asarray(counts, dtype=np.int64)
-    return (np.repeat(np.asarray(docs, dtype=np.int32), counts),
-            np.repeat(np.asarray(words, dtype=np.int32), counts), num_docs)
+    return np.repeat(np.concatenate(docs), counts), np.repeat(np.concatenate(words), counts), num_docs
 
 
 def _minka_alpha(alpha, n_dk, iterations=5):
@@ -139,9 +139,8 @@ def _sweep_fn(num_docs, num_terms, num_topics, optimize_alpha):
         z = jax.lax.map(block, (doc_b, word_b, u)).reshape(-1)[:T]
         return jnp.minimum(z, num_topics - 1)
 
-    def sweep(key, doc, word, z, alpha, eta):
+    def sweep(key, doc, word, n_dk, n_kw, alpha, eta):
         k_theta, k_phi, k_z = jax.random.split(key, 3)
-        n_dk, n_kw = counts(doc, word, z)
         # log-gamma draws: Dir(0.01 + 0) components underflow as plain gamma variates.
         theta = jax.nn.softmax(jax.random.loggamma(k_theta, alpha + n_dk), axis=1)
         phi = jax.nn.softmax(jax.random.loggamma(k_phi, eta + n_kw), axis=1)
@@ -150,9 +149,9 @@ def _sweep_fn(num_docs, num_terms, num_topics, optimize_alpha):
         if optimize_alpha:
             alpha = _minka_alpha(alpha, n_dk)
         mean_phi = (n_kw + eta) / (n_kw.sum(axis=1, keepdims=True) + num_terms * eta)
-        return z, alpha, mean_phi
+        return n_dk, n_kw, alpha, mean_phi
 
-    return jax.jit(sweep)
+    return jax.jit(counts), jax.jit(sweep)
 
 
 @functools.lru_cache(maxsize=8)
@@ -207,18 +206,19 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=100, burn_in=50,
     doc, word, num_docs = _tokens(corpus, V)
     seed = int(utils.get_random_state(random_state).randint(2 ** 31 - 1))
     start = time.perf_counter()
-    sweep = _compiled_sweep(num_docs, V, K, bool(optimize_alpha))
+    counts, sweep = _compiled_sweep(num_docs, V, K, bool(optimize_alpha))
     key = jax.random.PRNGKey(seed)
     key, k0 = jax.random.split(key)
     # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
     log_start = jnp.asarray(np.log(np.maximum(topics.T * weights[None, :], 1e-300)), jnp.float32)
     doc_j, word_j = jnp.asarray(doc), jnp.asarray(word)
-    z = jax.random.categorical(k0, log_start[word_j], axis=-1)
+    n_dk, n_kw = counts(doc_j, word_j, jax.random.categorical(k0, log_start[word_j], axis=-1))
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
-    for i in range(num_sweeps):
+    for i in range(num_sweeps):  # one jitted call per sweep; the sweep itself has no loop
         key, k = jax.random.split(key)
-        z, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, alpha_j, jnp.float32(eta))
+        n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, n_dk, n_kw, alpha_j,
+                                              jnp.float32(eta))
         if i >= burn_in:
             total = total + mean_phi
     result = np.asarray(total, dtype=np.float64)

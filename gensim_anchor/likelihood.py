@@ -115,7 +115,7 @@ from gensim import utils
 from jax.scipy.special import logsumexp
 
 from ._validation import check_int
-from .inference import TOPIC_FLOOR
+from .inference import TOPIC_FLOOR, _document_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -200,18 +200,26 @@ def _parse_documents(chunk, num_terms):
     -------
     docs : list of (numpy.ndarray int32, numpy.ndarray int32)
     num_tokens, num_unknown : numpy.ndarray of int64, shape (D,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`.inference.pad_documents` (not (id, count) pairs, a fractional id, a negative
+        or non-finite count), and on a fractional count.
     """
     docs, num_tokens, num_unknown = [], [], []
     for d, doc in enumerate(chunk):
-        pairs = np.asarray(list(doc), dtype=np.float64).reshape(-1, 2)
+        # Integer ids, finite counts >= 0, as inference checks them; the likelihood also needs
+        # whole counts.
+        pairs = _document_pairs(list(doc), d)
         ids, counts = pairs[:, 0], pairs[:, 1]
-        if np.any(counts < 0) or np.any(np.abs(counts - np.round(counts)) > 1e-6):
-            bad = np.nonzero((counts < 0) | (np.abs(counts - np.round(counts)) > 1e-6))[0][0]
+        if np.any(np.abs(counts - np.round(counts)) > 1e-6):
+            bad = np.nonzero(np.abs(counts - np.round(counts)) > 1e-6)[0][0]
             raise ValueError("the likelihood of a document needs whole, non-negative word counts "
                              "(a token sequence); document %d has count %r for word %r"
                              % (d, float(counts[bad]), float(ids[bad])))
         counts = np.round(counts).astype(np.int64)
-        known = (ids >= 0) & (ids < num_terms) & (ids == np.floor(ids))
+        known = (ids >= 0) & (ids < num_terms)
         num_unknown.append(int(counts[~known].sum()))
         keep = known & (counts > 0)
         docs.append((ids[keep].astype(np.int32), counts[keep].astype(np.int32)))

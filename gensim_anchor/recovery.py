@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
-from .anchors import anchor_rows
+from .anchors import _as_groups, anchor_rows, single_word_anchors
 
 #: How :func:`recover` computes R: the pseudo-inverse, or the diagonal method (Lee et al. 2015).
 R_METHODS = ('pinv', 'diagonal')
@@ -424,9 +424,9 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
         raise ValueError("loss must be one of %s, got %r" % (LOSSES, loss))
     if r_method not in R_METHODS:
         raise ValueError("r_method must be one of %s, got %r" % (R_METHODS, r_method))
-    groups = _anchor_groups(anchors)
+    groups = _as_groups(anchors)
     single = np.array([len(g) == 1 for g in groups], dtype=bool)
-    anchors = np.array([g[0] if len(g) == 1 else -1 for g in groups], dtype=np.int64)
+    anchors = single_word_anchors(groups)
     if p_w is None:
         p_w = cooc.row_sums()
     if loss == 'original':
@@ -468,16 +468,6 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
                        "(max_iter=%d or float64 precision); largest gap %.3g",
                        capped, len(active), eps, max_iter, float(gap.max()))
     return Recovery(A, R, p_z, solver)
-
-
-def _anchor_groups(anchors):
-    """Each topic's anchor as an int64 array of word ids (one id for a single word)."""
-    if isinstance(anchors, np.ndarray) and anchors.ndim == 1:
-        return [anchors[k:k + 1].astype(np.int64) for k in range(len(anchors))]
-    groups = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in anchors]
-    if any(g.ndim != 1 or g.size == 0 for g in groups):
-        raise ValueError("each anchor must be a word id or a non-empty list of word ids")
-    return groups
 
 
 def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
@@ -560,7 +550,7 @@ def diagonal_topic_cooccurrence(cooc, A, groups):
         [[0.3, 0.1], [0.1, 0.5]]
 
     """
-    groups = [np.atleast_1d(np.asarray(g, dtype=np.int64)) for g in groups]
+    groups = _as_groups(groups)
     words = np.concatenate(groups)
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     G = np.zeros((len(words), len(groups)))  # word -> topic indicator

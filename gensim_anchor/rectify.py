@@ -34,7 +34,7 @@ nonnegative whenever Q is (:func:`~gensim_anchor.recovery.diagonal_topic_cooccur
 the pseudo-inverse :math:`A^+ Q A^{+T}` has negative entries).
 
 The projection onto :math:`\\mathrm{PSD}_K` needs the K largest eigenpairs of a V x V matrix;
-a full ``eigh`` is :math:`O(V^3)` (86 s for KOS's V = 6,906 on 2 cores, every iteration).
+a full ``eigh`` is :math:`O(V^3)`, every iteration.
 Here they come from **warm-started subspace iteration** with Rayleigh-Ritz on a block of
 :math:`b = K + p` vectors, :math:`p = \\max(10, K/2)`: 10 power steps on Q first, then, in each
 AP iteration, one power step with the current iterate and the Ritz pairs of the next, the basis
@@ -47,12 +47,11 @@ eigenvalues of an unrectified Q (KOS: the 5 most negative are larger in magnitud
 The loop is one jitted ``lax.while_loop`` in float64 (``jax.enable_x64``, scoped), stopped when
 the relative change of the iterate falls below ``tol`` or after ``max_iter`` iterations.
 
-Measured (2-core EPYC, shared with other jobs): on KOS (V = 6,906, K = 50) the AP reaches a
-relative change of 1e-4 after 41 iterations, in 19 s (0.46 s each); 7e-5 after 50 and 2.6e-5
-after 100 (AP between these sets converges slowly), but the anchors and the topic quality
-(UMass, unique words) no longer change after 10-25 iterations. Its peak memory was 2.0 GB over
-the 2.3 GB that :func:`working_bytes` estimates. On 150 words the iterates agree with the AP
-with exact ``eigh`` projections to 3e-8 (relative, Frobenius).
+Measured on KOS (V = 6,906, K = 50; 2-core EPYC, ``benchmarks/results/rectify_kos.log``, from
+a fit with ``rectify=True`` and this module's INFO log): the AP reaches a relative change of
+1e-4 after 41 iterations, in 11.8 s (0.29 s each); the whole fit peaked at 2.2 GB RSS. On 150
+words the iterates agree with the AP with exact ``eigh`` projections to 2.6e-8 (relative,
+Frobenius; ``tests/test_rectify.py``).
 
 The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`).
 
@@ -96,14 +95,12 @@ MAX_BYTES = 8 * 2 ** 30
 #: V x V float64 arrays alive at once: Q on the host and on the device, the iterate, the
 #: projection and the next iterate, and one for the fused elementwise steps.
 _WORK_COPIES = 6
-#: Default cap on AP iterations, and tolerance on the relative change of the iterate (see the
-#: measurements above: 1e-4 stops KOS after about 40 iterations, past the point where the
-#: topics stop changing).
+#: Default cap on AP iterations, and tolerance on the relative change of the iterate (1e-4 stops
+#: KOS after 41 iterations, see the measurement above).
 DEFAULT_MAX_ITER = 50
 DEFAULT_TOL = 1e-4
 #: Subspace iteration: power steps on Q before the first projection, and the oversampling p of
-#: the block (b = K + p). On KOS (K = 50) p = 25 captures the rank-K energy of Q to 1.3e-5 of
-#: the optimum after 10 steps (p = 10: 1.0e-4; p = 50: 9.6e-7).
+#: the block (b = K + p).
 _WARMUP = 10
 _MIN_OVERSAMPLE = 10
 

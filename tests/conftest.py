@@ -13,6 +13,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy.optimize import linear_sum_assignment  # noqa: E402
 
+from gensim_anchor import synthetic  # noqa: E402
+
+# E[W W^T] of Dirichlet proportions: the package's (checked by Monte Carlo in test_synthetic.py).
+dirichlet_second_moment = synthetic.dirichlet_second_moment
+
 #: ../shared/data relative to the repository root; tests that need it skip when it is absent.
 DATA_DIR = Path(__file__).resolve().parents[2] / 'shared' / 'data'
 
@@ -62,13 +67,6 @@ def separable_topics(rng, num_terms, num_topics, *, anchors_per_topic=1, anchor_
         A[anchors[k], k] = anchor_mass / anchors_per_topic
         A[rest, k] = (1.0 - anchor_mass) * rng.dirichlet(np.full(len(rest), beta))
     return A, anchors
-
-
-def dirichlet_second_moment(alpha):
-    """E[W W^T] for W ~ Dirichlet(alpha): (Diag(alpha) + alpha alpha^T) / (a0 (a0 + 1))."""
-    alpha = np.asarray(alpha, dtype=np.float64)
-    a0 = alpha.sum()
-    return (np.diag(alpha) + np.outer(alpha, alpha)) / (a0 * (a0 + 1.0))
 
 
 def exact_cooccurrence(Q):

@@ -87,7 +87,7 @@ def _saved(model, path):
     (dict(num_sweeps=5, burn_in=5), [[(0, 2)]], 'burn_in=5 must be smaller than num_sweeps=5'),
     (dict(num_sweeps=0), [[(0, 2)]], 'num_sweeps must be >= 1'),
     (dict(eta=0.0), [[(0, 2)]], 'eta'),
-    ({}, [[(0, 1.5)]], 'document #0 has count 1.5 for word id 0'),
+    ({}, [[(0, 1.5)]], 'document #0 has non-integer count 1.5 for word id 0'),
     ({}, [[(0, 1)], [(99, 1)]], 'document #1 has word id 99 outside'),
     ({}, [[], [(0, 0)]], 'no tokens to sample'),
 ])

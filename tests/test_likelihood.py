@@ -136,6 +136,10 @@ def test_input_validation(tiny):
     alpha = np.ones(3)
     with pytest.raises(ValueError, match="whole, non-negative word counts"):
         document_log_likelihood(topics, alpha, [[(0, 1.5)]])
+    with pytest.raises(ValueError, match="document #1 has count nan"):
+        document_log_likelihood(topics, alpha, [[(0, 1)], [(0, float('nan'))]])
+    with pytest.raises(TypeError, match="not a bag-of-words list"):
+        document_log_likelihood(topics, alpha, [["a", "b"]])
     with pytest.raises(ValueError, match="row 1 sums to"):
         document_log_likelihood(topics * np.array([[1.0], [1.1], [1.0]]), alpha, docs)
     with pytest.raises(ValueError, match=r"alpha must have shape \(3,\)"):
