@@ -861,8 +861,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         lda.num_updates = self.num_docs
         return lda
 
-    def refine(self, corpus, method='gibbs', *, num_sweeps=100, burn_in=50, passes=2,
-               eta=None, optimize_alpha=True, random_state=None):
+    def refine(self, corpus, method='gibbs', *, num_sweeps=200, burn_in=100, passes=2,
+               eta=None, optimize_alpha=True, sampler='collapsed', substeps=None,
+               random_state=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
         The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,
@@ -874,12 +875,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         corpus : iterable of list of (int, int)
             The training documents (read once for ``'gibbs'``, ``passes`` times for ``'vb'``).
         method : {'gibbs', 'vb'}
-            ``'gibbs'``: blocked Gibbs sweeps for LDA from the anchor topics
+            ``'gibbs'``: Gibbs sweeps for LDA from the anchor topics
             (:func:`~gensim_anchor.hybrid.gibbs_refine`); ``'vb'``: gensim's online variational
             Bayes, ``to_ldamodel().update(corpus, passes=passes)``.
-        num_sweeps, burn_in, eta, optimize_alpha : see :func:`~gensim_anchor.hybrid.gibbs_refine`
-            (``eta`` default 0.01). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha
-            updates and ``eta`` is unused.
+        num_sweeps, burn_in, eta, optimize_alpha, sampler, substeps : see
+            :func:`~gensim_anchor.hybrid.gibbs_refine` (``eta`` default 0.01, ``substeps``
+            default 2; ``sampler`` ``'collapsed'``, AD-LDA's parallel collapsed sweeps, or
+            ``'blocked'``, exact and slower to mix). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha updates
+            and ``eta`` is unused.
         passes : int
             Passes of ``'vb'``.
         random_state : {int, numpy.random.RandomState}, optional
@@ -890,7 +893,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         AnchorModel
             self, refined.
         """
-        from .hybrid import DEFAULT_ETA, gibbs_refine
+        from .hybrid import DEFAULT_ETA, DEFAULT_SUBSTEPS, gibbs_refine
         self._check_trained()
         method = check.check_option('method', method, ('gibbs', 'vb'))
         start = time.perf_counter()
@@ -899,9 +902,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
                                   num_sweeps=num_sweeps, burn_in=burn_in,
                                   eta=DEFAULT_ETA if eta is None else eta,
-                                  optimize_alpha=optimize_alpha, random_state=seed)
+                                  optimize_alpha=optimize_alpha, sampler=sampler,
+                                  substeps=DEFAULT_SUBSTEPS if substeps is None else substeps,
+                                  random_state=seed)
             topics, alpha = result.topics, result.alpha
-            settings = dict(num_sweeps=num_sweeps, burn_in=burn_in)
+            settings = dict(num_sweeps=num_sweeps, burn_in=burn_in, sampler=sampler)
+            if sampler == 'collapsed':
+                settings['substeps'] = DEFAULT_SUBSTEPS if substeps is None else substeps
         else:
             passes = check.check_int('passes', passes, minimum=1)
             lda = self.to_ldamodel()

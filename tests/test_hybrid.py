@@ -1,9 +1,10 @@
-"""Hybrid refinement: blocked Gibbs sweeps (and gensim's VB) started from the anchor solution."""
+"""Hybrid refinement: Gibbs sweeps (collapsed and blocked; and gensim's VB) from the anchor solution."""
 import numpy as np
 import pytest
 
 from conftest import lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel
+from gensim_anchor import hybrid
 from gensim_anchor.hybrid import _minka_alpha, gibbs_refine
 from gensim_anchor.likelihood import log_likelihood_per_token
 
@@ -23,11 +24,12 @@ def semi_synthetic():
     return A, alpha, train, heldout, model
 
 
-def test_gibbs_refinement_moves_towards_the_true_topics(semi_synthetic):
+@pytest.mark.parametrize('sampler', hybrid.SAMPLERS)
+def test_gibbs_refinement_moves_towards_the_true_topics(semi_synthetic, sampler):
     A, alpha, train, heldout, model = semi_synthetic
     before = matched_l1(A, model.get_topics().T.astype(np.float64))[0].mean()
     result = gibbs_refine(model.get_topics(), model.alpha, train, p_z=model.p_z, num_sweeps=60,
-                          burn_in=30, random_state=0)
+                          burn_in=30, sampler=sampler, random_state=0)
     after = matched_l1(A, result.topics.T)[0].mean()
     assert after < before
     np.testing.assert_allclose(result.topics.sum(axis=1), 1.0, atol=1e-12)
@@ -37,10 +39,11 @@ def test_gibbs_refinement_moves_towards_the_true_topics(semi_synthetic):
     assert ll_after > ll_before
 
 
-def test_gibbs_refinement_is_seeded(semi_synthetic):
+@pytest.mark.parametrize('sampler', hybrid.SAMPLERS)
+def test_gibbs_refinement_is_seeded(semi_synthetic, sampler):
     _, _, train, _, model = semi_synthetic
     run = lambda seed: gibbs_refine(model.get_topics(), model.alpha, train, num_sweeps=6,
-                                    burn_in=3, random_state=seed)
+                                    burn_in=3, sampler=sampler, random_state=seed)
     first, again, other = run(5), run(5), run(6)
     np.testing.assert_array_equal(first.topics, again.topics)
     np.testing.assert_array_equal(first.alpha, again.alpha)
@@ -70,8 +73,8 @@ def test_refine_replaces_topics_and_records_it(semi_synthetic, tmp_path):
     np.testing.assert_allclose(refined.get_topics().sum(axis=1), 1.0, atol=1e-6)
     np.testing.assert_array_equal(refined.anchors, anchors)
     refined.refine(train, num_sweeps=4, burn_in=2)
-    assert refined.refinement == dict(method='gibbs', num_sweeps=4, burn_in=2,
-                                      seconds=refined.refinement['seconds'])
+    assert refined.refinement == dict(method='gibbs', num_sweeps=4, burn_in=2, sampler='collapsed',
+                                      substeps=2, seconds=refined.refinement['seconds'])
     loaded = AnchorModel.load(_saved(refined, tmp_path / 'b.model'))
     assert loaded.refinement['method'] == 'gibbs'
     np.testing.assert_array_equal(loaded.get_topics(), refined.get_topics())
@@ -87,6 +90,8 @@ def _saved(model, path):
     (dict(num_sweeps=5, burn_in=5), [[(0, 2)]], 'burn_in=5 must be smaller than num_sweeps=5'),
     (dict(num_sweeps=0), [[(0, 2)]], 'num_sweeps must be >= 1'),
     (dict(eta=0.0), [[(0, 2)]], 'eta'),
+    (dict(sampler='metropolis'), [[(0, 2)]], "sampler must be one of"),
+    (dict(substeps=0), [[(0, 2)]], "substeps must be >= 1"),
     ({}, [[(0, 1.5)]], 'document #0 has non-integer count 1.5 for word id 0'),
     ({}, [[(0, 1)], [(99, 1)]], 'document #1 has word id 99 outside'),
     ({}, [[], [(0, 0)]], 'no tokens to sample'),
@@ -100,3 +105,103 @@ def test_gibbs_refine_rejects_bad_input(kwargs, corpus, match):
 def test_refine_rejects_an_unknown_method(semi_synthetic):
     with pytest.raises(ValueError, match="method"):
         semi_synthetic[-1].refine([], method='mcmc')
+
+
+# -- the sampling steps against slow references ------------------------------------------------
+
+def test_log_gamma_matches_scipy_for_small_and_large_shapes():
+    """The Marsaglia-Tsang sampler (boosted below 1) against scipy's log-gamma distribution."""
+    import jax
+    import jax.numpy as jnp
+    from scipy import stats
+    shapes = [0.01, 0.3, 1.0, 2.5, 40.0, 3000.0]
+    draws = np.asarray(jax.jit(hybrid._log_gamma)(
+        jax.random.PRNGKey(0), jnp.repeat(jnp.asarray(shapes, jnp.float32), 20000)))
+    assert np.all(np.isfinite(draws))  # Gamma(0.01) underflows as a plain variate, not in logs
+    for shape, x in zip(shapes, draws.reshape(len(shapes), -1)):
+        assert stats.kstest(x, stats.loggamma(shape).cdf).pvalue > 1e-3, shape
+
+
+def _frequencies(z, K):
+    return np.stack([np.bincount(row, minlength=K) for row in z.T]) / z.shape[0]
+
+
+def test_topic_draws_follow_their_weights_across_blocks(monkeypatch):
+    """Inverse-CDF draws over padded blocks: frequencies match the weights of each token."""
+    import jax
+    import jax.numpy as jnp
+    monkeypatch.setitem(hybrid._TOKEN_BLOCKS, jax.default_backend(), 7)  # 3 blocks, padded
+    weights = np.array([[1, 0, 3, 0, 6], [0, 0, 0, 0, 2], [5, 5, 0, 1e-3, 0], [1, 1, 1, 1, 1]] * 4
+                       + [[2, 0, 0, 0, 1]], np.float32)
+    draw = jax.jit(jax.vmap(lambda key: hybrid._draw_topics(
+        key, lambda t: jnp.asarray(weights)[t], (jnp.arange(len(weights)),), 5)))
+    z = np.asarray(draw(jax.random.split(jax.random.PRNGKey(1), 4000)))
+    expected = weights / weights.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(_frequencies(z, 5), expected, atol=0.03)
+    assert not np.any(_frequencies(z, 5)[expected == 0])  # zero weight: never drawn
+
+
+def test_collapsed_sweep_draws_every_token_from_its_collapsed_conditional():
+    """One collapsed sweep, many times from the same state, against the textbook conditional
+    p(z_n = k | z_-n) computed token by token in numpy."""
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(0)
+    num_docs, num_terms, num_topics, eta = 3, 5, 3, 0.3
+    doc = np.repeat(np.arange(num_docs), [4, 6, 5]).astype(np.int32)
+    word = rng.integers(0, num_terms, len(doc)).astype(np.int32)
+    z_old = rng.integers(0, num_topics, len(doc)).astype(np.int32)
+    alpha = np.array([0.2, 0.5, 1.0], np.float32)
+    expected = np.empty((len(doc), num_topics))
+    for n in range(len(doc)):
+        others = np.arange(len(doc)) != n
+        n_dk = np.bincount(z_old[others & (doc == doc[n])], minlength=num_topics)
+        n_kw = np.bincount(z_old[others & (word == word[n])], minlength=num_topics)
+        n_k = np.bincount(z_old[others], minlength=num_topics)
+        p = (n_dk + alpha) * (n_kw + eta) / (n_k + num_terms * eta)
+        expected[n] = p / p.sum()
+    counts, sweep = hybrid._sweep_fn('collapsed', num_docs, num_terms, num_topics, False,
+                                     (0, len(doc)))
+    doc_j, word_j, z_j = jnp.asarray(doc), jnp.asarray(word), jnp.asarray(z_old)
+    n_dk, n_kw = counts(doc_j, word_j, z_j)
+    draws = jax.jit(jax.vmap(lambda key: sweep(key, doc_j, word_j, z_j, n_dk, n_kw,
+                                               jnp.asarray(alpha), jnp.float32(eta))[0]))
+    z = np.asarray(draws(jax.random.split(jax.random.PRNGKey(2), 6000)))
+    np.testing.assert_allclose(_frequencies(z, num_topics), expected, atol=0.025)
+
+
+def test_collapsed_substeps_update_each_slice_and_keep_the_counts_consistent():
+    """With sub-steps, the n-th token of a document moves in sub-step n mod S, and the counts
+    carried between sub-steps and sweeps are those of the topics drawn."""
+    import jax
+    import jax.numpy as jnp
+    doc = np.repeat(np.arange(4), [1, 5, 2, 7]).astype(np.int32)
+    order, offsets = hybrid._substep_order(doc, 4, 3)
+    step = np.concatenate([np.arange(n) % 3 for n in [1, 5, 2, 7]])
+    assert offsets == (0, 7, 12, 15)
+    np.testing.assert_array_equal(step[order], np.repeat([0, 1, 2], [7, 5, 3]))
+    assert np.all(np.diff(order[:7]) > 0)  # stable: document order within a sub-step
+    rng = np.random.default_rng(1)
+    doc, word = jnp.asarray(doc[order]), jnp.asarray(rng.integers(0, 6, 15).astype(np.int32))
+    counts, sweep = hybrid._sweep_fn('collapsed', 4, 6, 3, True, offsets)
+    z = jnp.zeros(15, jnp.int32)
+    n_dk, n_kw = counts(doc, word, z)
+    alpha = jnp.full(3, 0.5, jnp.float32)
+    for i in range(5):
+        z, n_dk, n_kw, alpha, _ = sweep(jax.random.PRNGKey(i), doc, word, z, n_dk, n_kw, alpha,
+                                        jnp.float32(0.1))
+        expected_dk, expected_kw = counts(doc, word, z)
+        np.testing.assert_array_equal(n_dk, expected_dk)
+        np.testing.assert_array_equal(n_kw, expected_kw)
+    assert len(np.unique(np.asarray(z))) > 1
+
+
+def test_collapsed_substeps_reduce_the_alpha_bias_on_short_documents(semi_synthetic):
+    """12-token documents, alpha 0.2: moving all tokens of a document at once overestimates
+    alpha; one sub-step per token (12) is the sequential sampler within each document."""
+    _, alpha, train, _, model = semi_synthetic
+    fitted = {s: gibbs_refine(model.get_topics(), model.alpha, train, p_z=model.p_z, num_sweeps=60,
+                              burn_in=30, substeps=s, random_state=0).alpha.mean()
+              for s in (1, 12)}
+    assert fitted[1] > fitted[12] > alpha.mean()
+    assert abs(fitted[12] - alpha.mean()) < 0.5 * abs(fitted[1] - alpha.mean())
