@@ -315,7 +315,8 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100
     alpha : array_like, shape (K,)
         Starting Dirichlet prior on document topics.
     corpus : iterable of list of (int, int)
-        The training documents (read once; tokens are held in memory: 8 bytes each).
+        The training documents (read once; tokens are held in memory: 12 bytes each, with
+        their topics).
     p_z : array_like, shape (K,), optional
         Topic weights for the first assignments (default: ``alpha`` normalised).
     num_sweeps, burn_in : int
