@@ -93,6 +93,8 @@ DEFAULT_ETA = 0.01
 # wants fewer, larger blocks.
 _TOKEN_BLOCKS = {'cpu': 1 << 13}
 _ACCELERATOR_TOKEN_BLOCK = 1 << 18
+# Seconds between progress lines (INFO) during the sweeps.
+_LOG_EVERY = 10.0
 
 
 class GibbsResult(NamedTuple):
@@ -380,12 +382,18 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100
     n_dk, n_kw = counts(doc_j, word_j, z)
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
+    last_log = time.perf_counter()
     for i in range(num_sweeps):  # one jitted call per sweep; the sweep itself has no loop
         key, k = jax.random.split(key)
         z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j,
                                                  jnp.float32(eta))
         if i >= burn_in:
             total = total + mean_phi
+        if time.perf_counter() - last_log > _LOG_EVERY:
+            alpha_j.block_until_ready()  # sweeps run asynchronously: time the finished ones
+            last_log = time.perf_counter()
+            logger.info("Gibbs sweep %d/%d (%d burn-in), %.1f s, alpha sum %.3g",
+                        i + 1, num_sweeps, burn_in, last_log - start, float(alpha_j.sum()))
     result = np.asarray(total, dtype=np.float64)
     result /= result.sum(axis=1, keepdims=True)
     logger.info("Gibbs refinement (%s): %d sweeps (%d burn-in) over %d tokens of %d documents, "

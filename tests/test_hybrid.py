@@ -205,3 +205,16 @@ def test_collapsed_substeps_reduce_the_alpha_bias_on_short_documents(semi_synthe
               for s in (1, 12)}
     assert fitted[1] > fitted[12] > alpha.mean()
     assert abs(fitted[12] - alpha.mean()) < 0.5 * abs(fitted[1] - alpha.mean())
+
+
+def test_gibbs_refine_logs_its_progress(semi_synthetic, monkeypatch, caplog):
+    _, _, train, _, model = semi_synthetic
+    monkeypatch.setattr(hybrid, '_LOG_EVERY', 0.0)
+    with caplog.at_level('INFO', logger='gensim_anchor.hybrid'):
+        gibbs_refine(model.get_topics(), model.alpha, train, num_sweeps=3, burn_in=1,
+                     random_state=0)
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line.split(' (')[0] for line in lines[:3]] == [
+        'Gibbs sweep 1/3', 'Gibbs sweep 2/3', 'Gibbs sweep 3/3']
+    assert lines[-1].startswith('Gibbs refinement (collapsed): 3 sweeps (1 burn-in) over %d tokens'
+                                % sum(c for doc in train for _, c in doc))
