@@ -74,7 +74,22 @@ def tomotopy_fit(train, num_terms, seed, iterations, workers=1):
     return topics / topics.sum(axis=1, keepdims=True), np.asarray(model.alpha)
 
 
-def pruned_rectify(name, train, heldout, dictionary, args):
+def fit_anchor(train, dictionary, seed, **kw):
+    """An AnchorModel and its wall-clock fit time."""
+    start = time.perf_counter()
+    model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed, **kw)
+    return model, time.perf_counter() - start
+
+
+def add_row(rows, method, fit, topics, alpha, train, heldout, seed, note=''):
+    """Score topics, keep the row and print it."""
+    row = dict(method=method, fit_s=fit, **score(topics, alpha, train, heldout, seed))
+    rows.append(row)
+    print("  %-14s fit %7.1f s  LL/token %.4f  UMass %.3f  unique %.2f%s" % (
+        method, fit, row['ll'], row['umass'], row['unique'], note), flush=True)
+
+
+def pruned_rectify(rows, train, heldout, dictionary, args):
     """Plain L2 and L2+rectify on the corpus pruned to its ``args.rectify_keep_n`` most
     frequent words (train and held-out documents alike), scored on that corpus."""
     pruned = copy.deepcopy(dictionary)
@@ -86,18 +101,10 @@ def pruned_rectify(name, train, heldout, dictionary, args):
 
     train_p = remap(train)
     heldout_p = [d for d in remap(heldout) if sum(c for _, c in d) >= 2]
-    rows = []
     for method, kw in (('L2', {}), ('L2+rectify', dict(rectify=True))):
-        start = time.perf_counter()
-        model = AnchorModel(train_p, num_topics=K, id2word=pruned, random_state=args.seed, **kw)
-        fit = time.perf_counter() - start
-        label = '%s top-%d' % (method, len(pruned))
-        rows.append(dict(method=label, fit_s=fit,
-                         **score(model.get_topics(), model.alpha, train_p, heldout_p, args.seed)))
-        print("  %-14s fit %7.1f s  LL/token %.4f  UMass %.3f  unique %.2f  (%d held-out docs)" % (
-            label, fit, rows[-1]['ll'], rows[-1]['umass'], rows[-1]['unique'], len(heldout_p)),
-            flush=True)
-    return rows
+        model, fit = fit_anchor(train_p, pruned, args.seed, **kw)
+        add_row(rows, '%s top-%d' % (method, len(pruned)), fit, model.get_topics(), model.alpha,
+                train_p, heldout_p, args.seed, note='  (%d held-out docs)' % len(heldout_p))
 
 
 def run(name, args):
@@ -108,15 +115,10 @@ def run(name, args):
     rows = []
 
     def add(method, fit, topics, alpha):
-        row = dict(method=method, fit_s=fit, **score(topics, alpha, train, heldout, args.seed))
-        rows.append(row)
-        print("  %-14s fit %7.1f s  LL/token %.4f  UMass %.3f  unique %.2f" % (
-            method, fit, row['ll'], row['umass'], row['unique']), flush=True)
+        add_row(rows, method, fit, topics, alpha, train, heldout, args.seed)
 
     def anchor(**kw):
-        start = time.perf_counter()
-        model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=args.seed, **kw)
-        return model, time.perf_counter() - start
+        return fit_anchor(train, dictionary, args.seed, **kw)
 
     base, base_fit = anchor()
     if 'L2' not in args.skip:
@@ -126,7 +128,7 @@ def run(name, args):
             model, fit = anchor(rectify=True)
             add('L2+rectify', fit, model.get_topics(), model.alpha)
         else:
-            rows.extend(pruned_rectify(name, train, heldout, dictionary, args))
+            pruned_rectify(rows, train, heldout, dictionary, args)
     sweeps = dict(num_sweeps=args.sweeps, burn_in=args.sweeps // 2)
     for method, kw in (('hybrid gibbs', dict(sweeps)),
                        ('hybrid blocked', dict(sweeps, sampler='blocked')),

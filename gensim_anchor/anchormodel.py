@@ -68,6 +68,7 @@ from threadpoolctl import threadpool_limits
 from . import _validation as check
 from ._defaults import DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, LOSSES, Q_MODES
 from .cooccurrence import apply_auto_mode, build_cooccurrence, check_progress
+from .hybrid import DEFAULT_ETA, DEFAULT_SUBSTEPS, gibbs_refine
 
 logger = logging.getLogger(__name__)
 
@@ -862,8 +863,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         return lda
 
     def refine(self, corpus, method='gibbs', *, num_sweeps=200, burn_in=100, passes=2,
-               eta=None, optimize_alpha=True, sampler='collapsed', substeps=None,
-               random_state=None):
+               eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
+               substeps=DEFAULT_SUBSTEPS, random_state=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
         The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,
@@ -879,9 +880,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             (:func:`~gensim_anchor.hybrid.gibbs_refine`); ``'vb'``: gensim's online variational
             Bayes, ``to_ldamodel().update(corpus, passes=passes)``.
         num_sweeps, burn_in, eta, optimize_alpha, sampler, substeps : see
-            :func:`~gensim_anchor.hybrid.gibbs_refine` (``eta`` default 0.01, ``substeps``
-            default 2; ``sampler`` ``'collapsed'``, AD-LDA's parallel collapsed sweeps, or
-            ``'blocked'``, exact and slower to mix). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha updates
+            :func:`~gensim_anchor.hybrid.gibbs_refine` (``sampler`` ``'collapsed'``, AD-LDA's
+            parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha updates
             and ``eta`` is unused.
         passes : int
             Passes of ``'vb'``.
@@ -893,7 +893,6 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         AnchorModel
             self, refined.
         """
-        from .hybrid import DEFAULT_ETA, DEFAULT_SUBSTEPS, gibbs_refine
         self._check_trained()
         method = check.check_option('method', method, ('gibbs', 'vb'))
         start = time.perf_counter()
@@ -901,14 +900,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             seed = self._projection_seed if random_state is None else random_state
             result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
                                   num_sweeps=num_sweeps, burn_in=burn_in,
-                                  eta=DEFAULT_ETA if eta is None else eta,
-                                  optimize_alpha=optimize_alpha, sampler=sampler,
-                                  substeps=DEFAULT_SUBSTEPS if substeps is None else substeps,
-                                  random_state=seed)
+                                  eta=eta, optimize_alpha=optimize_alpha, sampler=sampler,
+                                  substeps=substeps, random_state=seed)
             topics, alpha = result.topics, result.alpha
             settings = dict(num_sweeps=num_sweeps, burn_in=burn_in, sampler=sampler)
             if sampler == 'collapsed':
-                settings['substeps'] = DEFAULT_SUBSTEPS if substeps is None else substeps
+                settings['substeps'] = substeps
         else:
             passes = check.check_int('passes', passes, minimum=1)
             lda = self.to_ldamodel()

@@ -52,6 +52,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
+from gensim import utils
 from tqdm import TqdmWarning
 
 with warnings.catch_warnings():
@@ -404,13 +405,9 @@ def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=F
     partition of a corpus may be empty)."""
     acc = _Accumulator(num_terms, mode)
     start = last_log = time.perf_counter()
-    iterator = iter(corpus)
     disable = None if progress is None else not progress  # None: tqdm's own "only on a terminal"
     with tqdm(desc=desc, unit='doc', unit_scale=True, disable=disable) as bar:
-        while True:
-            chunk = list(itertools.islice(iterator, chunksize))
-            if not chunk:
-                break
+        for chunk in utils.grouper(corpus, chunksize):
             lengths, ids, counts = _chunk_arrays(chunk, num_terms, acc.num_docs_read)
             acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
             now = time.perf_counter()

@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from gensim import matutils
+from gensim import matutils, utils
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
@@ -337,11 +337,7 @@ def document_frequencies(corpus, word_ids, *, chunksize=2000):
     df = np.zeros(R, dtype=np.int64)
     co_df = np.zeros((R, R), dtype=np.int64)
     num_docs = 0
-    stream = iter(corpus)
-    while True:
-        chunk = list(itertools.islice(stream, chunksize))
-        if not chunk:
-            break
+    for chunk in utils.grouper(corpus, chunksize):
         doc, ids, counts = _chunk_pairs(chunk, num_docs)
         known = (ids >= 0) & (ids < len(column)) & (counts > 0)
         doc, ids = doc[known], ids[known].astype(np.int64)

@@ -70,15 +70,16 @@ Examples
 
 """
 import functools
-import itertools
 import logging
 import time
 from typing import NamedTuple
 
 import numpy as np
+from gensim import utils
 
 from . import _validation as check
 from .cooccurrence import _chunk_arrays
+from .likelihood import _seed_of
 
 logger = logging.getLogger(__name__)
 
@@ -121,11 +122,7 @@ def _tokens(corpus, num_terms, chunksize=10000):
     """
     docs, words, counts = [], [], []
     num_docs = 0
-    stream = iter(corpus)
-    while True:
-        chunk = list(itertools.islice(stream, chunksize))
-        if not chunk:
-            break
+    for chunk in utils.grouper(corpus, chunksize):
         lengths, ids, cs = _chunk_arrays(chunk, num_terms, num_docs)
         docs.append(np.repeat(np.arange(num_docs, num_docs + len(chunk), dtype=np.int32), lengths))
         words.append(ids.astype(np.int32))
@@ -346,7 +343,6 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100
     """
     import jax
     import jax.numpy as jnp
-    from gensim import utils
 
     topics = np.asarray(topics, dtype=np.float64)
     if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):
@@ -369,7 +365,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100
         doc, word = doc[order], word[order]
     else:
         offsets = (0, len(doc))
-    seed = int(utils.get_random_state(random_state).randint(2 ** 31 - 1))
+    seed = _seed_of(random_state)
     start = time.perf_counter()
     counts, sweep = _compiled_sweep(sampler, num_docs, V, K, bool(optimize_alpha), offsets)
     key = jax.random.PRNGKey(seed)

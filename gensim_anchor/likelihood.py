@@ -103,7 +103,6 @@ Examples
 
 """
 import functools
-import itertools
 import logging
 import time
 from typing import NamedTuple
@@ -495,11 +494,7 @@ def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_st
     seed = _seed_of(random_state)
     start = time.perf_counter()
     total, tokens, offset = 0.0, 0, 0
-    stream = iter(corpus)
-    while True:
-        chunk = list(itertools.islice(stream, chunksize))
-        if not chunk:
-            break
+    for chunk in utils.grouper(corpus, chunksize):
         docs, num_tokens, _ = _parse_documents(chunk, beta.shape[1])
         total += float(_estimate(beta, a / a.sum(), [a.sum()], docs, seed, offset, R, J).sum())
         tokens += int(num_tokens.sum())
