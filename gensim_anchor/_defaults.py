@@ -20,3 +20,9 @@ DENSE_Q_BUDGET = 2 ** 30
 #: entry of Q and column of a dense product; per pair of distinct words of a document and per
 #: entry of Q when Q is formed from H~ (see cooccurrence.choose_mode).
 Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=5.0, entry=5.0)
+#: Samplers of :func:`gensim_anchor.hybrid.gibbs_refine`.
+SAMPLERS = ('collapsed', 'blocked')
+#: Sub-steps of a collapsed sweep (see :func:`gensim_anchor.hybrid.gibbs_refine`).
+DEFAULT_SUBSTEPS = 2
+#: Topic-word prior of the sampler (tomotopy's and Griffiths & Steyvers' 0.01).
+DEFAULT_ETA = 0.01

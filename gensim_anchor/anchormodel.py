@@ -66,9 +66,9 @@ from gensim.models import basemodel
 from threadpoolctl import threadpool_limits
 
 from . import _validation as check
-from ._defaults import DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, LOSSES, Q_MODES
+from ._defaults import (DEFAULT_ETA, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS,
+                        LOSSES, Q_MODES)
 from .cooccurrence import apply_auto_mode, build_cooccurrence, check_progress
-from .hybrid import DEFAULT_ETA, DEFAULT_SUBSTEPS, gibbs_refine
 
 logger = logging.getLogger(__name__)
 
@@ -893,6 +893,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         AnchorModel
             self, refined.
         """
+        from .hybrid import gibbs_refine  # JAX: a saved model loads without it
         self._check_trained()
         method = check.check_option('method', method, ('gibbs', 'vb'))
         start = time.perf_counter()

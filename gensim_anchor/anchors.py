@@ -44,6 +44,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy import stats
 
 from ._defaults import DEFAULT_PROJECTION_DIM
 from ._validation import check_min_df
@@ -136,6 +137,8 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     scale = np.float32(1.0 / math.sqrt(projection_dim))
     H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None
     H_rows = H[rows] if H is not None else None
+    # Dense Q: only the candidate rows enter the products, cast to float32 once.
+    Q_rows = cooc.Q_sum[rows].astype(np.float32) if cooc.mode == 'dense' else None
     extra32 = extra.astype(np.float32)
     QP = np.empty((len(rows) + len(extra), projection_dim), dtype=np.float32)
     N = len(rows)
@@ -144,12 +147,14 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
         width = min(_PROJECTION_BLOCK, projection_dim - lo)
         P = rng.standard_normal((V, width), dtype=np.float32)
         P *= scale
-        if H is None:
-            QP[:N, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
-        else:
+        if H is not None:
             block = H_rows @ (H.T @ P)
             block -= cooc.h_hat[rows, None].astype(np.float32) * P[rows]
             QP[:N, lo:lo + width] = block / np.float32(cooc.num_docs)
+        elif Q_rows is not None:
+            QP[:N, lo:lo + width] = (Q_rows @ P) / np.float32(cooc.num_docs)
+        else:  # distributed: a map over the partitions
+            QP[:N, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
         # The same block of P for the extra rows: one projection for words and pseudo-words.
         QP[N:, lo:lo + width] = extra32 @ P
     out = QP.astype(np.float64)
@@ -178,12 +183,10 @@ def combine_rows(rows):
         [0.4, 0.6, 0.0]
 
     """
-    rows = np.asarray(rows, dtype=np.float64)
-    positive = np.all(rows > 0, axis=0)
-    inverse = np.where(positive, 1.0 / np.where(rows > 0, rows, 1.0), 0.0)
-    hmean = np.where(positive, rows.shape[0] / np.where(positive, inverse.sum(axis=0), 1.0), 0.0)
-    total = hmean.sum()
-    return hmean / total if total > 0 else hmean
+    # scipy's hmean gives 0 for a column with a 0; it refuses negatives (Q-bar rounding).
+    mean = stats.hmean(np.maximum(np.asarray(rows, dtype=np.float64), 0.0), axis=0)
+    total = mean.sum()
+    return mean / total if total > 0 else mean
 
 
 def anchor_rows(cooc, p_w, groups):

@@ -65,6 +65,7 @@ import sys
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._validation import check_int
 from .cooccurrence import Cooccurrence, accumulate, check_progress
@@ -391,14 +392,14 @@ class DistributedCooccurrence:
         """The statistics as one local :class:`~gensim_anchor.cooccurrence.Cooccurrence` (the
         partitions' H~ are copied to the client)."""
         parts = self.client.gather(self.parts)
+        # The totals are this object's own (they also count the documents of fewer than two
+        # tokens, which have no partition); H~ is one concatenation, Q one sum.
+        totals = dict(num_terms=self.num_terms, num_docs=self.num_docs, num_short=self.num_short,
+                      num_tokens=self.num_tokens, doc_freq=self.doc_freq,
+                      term_counts=self.term_counts, h_hat=self.h_hat)
         if any(p.mode == 'dense' for p in parts):
-            parts = [p.densify() for p in parts]
-        merged = parts[0]
-        for part in parts[1:]:
-            merged = merged.merge(part)
-        # Documents of fewer than two tokens have no partition of their own: add their counts.
-        return merged._replace(num_short=self.num_short, num_tokens=self.num_tokens,
-                               doc_freq=self.doc_freq, term_counts=self.term_counts)
+            return Cooccurrence(Q_sum=sum(p.densify().Q_sum for p in parts), **totals)
+        return Cooccurrence(H_tilde=sp.hstack([p.H_tilde for p in parts], format='csc'), **totals)
 
     def __reduce__(self):
         return Cooccurrence, tuple(self.gather())

@@ -256,14 +256,13 @@ def held_out_log_likelihood(model, corpus, *, alpha=None, **kwargs):
         True
 
     """
-    topics = np.asarray(_topics_of(model, 'model'), dtype=np.float64)
+    topics = _topics_of(model, 'model')
     if alpha is None:
         alpha = getattr(model, 'alpha', None)
         if alpha is None:
             raise ValueError("alpha is required when the topics are an array (or a model without alpha)")
     alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (topics.shape[0],))
-    # float32 topics (LdaModel, AnchorModel) sum to 1 only to ~1e-6; renormalised in float64.
-    topics = topics / topics.sum(axis=1, keepdims=True)
+    # float32 topics (LdaModel, AnchorModel) are renormalised in float64 by the estimator.
     return log_likelihood_per_token(topics, alpha, corpus, **kwargs)
 
 
@@ -334,7 +333,6 @@ def document_frequencies(corpus, word_ids, *, chunksize=2000):
     R = len(words)
     column = np.full(int(words[-1]) + 1, -1, dtype=np.int64)
     column[words] = np.arange(R)
-    df = np.zeros(R, dtype=np.int64)
     co_df = np.zeros((R, R), dtype=np.int64)
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
@@ -345,14 +343,12 @@ def document_frequencies(corpus, word_ids, *, chunksize=2000):
         keep = col >= 0
         X = sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (doc[keep], col[keep])),
                           shape=(len(chunk), R))
-        X.sum_duplicates()
-        X.data[:] = 1  # a word repeated in a document's list still counts the document once
-        df += np.asarray(X.sum(axis=0)).ravel()
+        X.data[:] = 1  # a word repeated in a document's list (summed by csr) counts once
         co_df += (X.T @ X).toarray()
         num_docs += len(chunk)
     if num_docs == 0:
         raise ValueError("the reference corpus is empty")
-    return DocumentFrequencies(words, df, co_df, num_docs)
+    return DocumentFrequencies(words, np.diag(co_df).copy(), co_df, num_docs)
 
 
 def _pair_statistics(topics, corpus, topn, frequencies):

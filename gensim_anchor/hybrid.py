@@ -78,17 +78,12 @@ import numpy as np
 from gensim import utils
 
 from . import _validation as check
+from ._defaults import DEFAULT_ETA, DEFAULT_SUBSTEPS, SAMPLERS
 from .cooccurrence import _chunk_arrays
 from .likelihood import _seed_of
 
 logger = logging.getLogger(__name__)
 
-#: Samplers of :func:`gibbs_refine`.
-SAMPLERS = ('collapsed', 'blocked')
-#: Sub-steps of a collapsed sweep (see :func:`gibbs_refine`).
-DEFAULT_SUBSTEPS = 2
-#: Topic-word prior of the sampler (tomotopy's and Griffiths & Steyvers' 0.01).
-DEFAULT_ETA = 0.01
 # Tokens per block of the assignment step, per JAX backend: on a CPU the (block x K)
 # probabilities stay in cache (8,192 tokens: 1.2x faster than 65,536 on KOS); an accelerator
 # wants fewer, larger blocks.

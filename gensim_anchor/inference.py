@@ -238,7 +238,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
                 if collect_sstats:
                     np.add.at(sstats, (slice(None), kept[j][:, 0].astype(np.int64)), phi[d])
     capped = int(np.sum(n_iter >= max_iter))
-    if capped:
-        logger.info("%d of %d documents stopped at the iteration cap (%d) before gamma changed by "
+    if capped:  # DEBUG, as LdaModel's convergence count: model[bow] calls this per document
+        logger.debug("%d of %d documents stopped at the iteration cap (%d) before gamma changed by "
                     "less than %g", capped, D, max_iter, tol)
     return InferenceResult(gamma, n_iter, sstats, phi, phi_ids)

@@ -93,7 +93,8 @@ _CHUNK_TOKENS = 1 << 20
 _MC_CHUNK = 50_000
 # Document frequency given to every word with p(w) > 0 in the infinite-data statistics: an
 # infinite corpus has every such word in arbitrarily many documents (any anchor_min_df passes).
-_INFINITE_DF = 2 ** 62
+# 2**40, not near the int64 limit: merged statistics add their document frequencies.
+_INFINITE_DF = 2 ** 40
 
 
 class BowCorpus(interfaces.CorpusABC):

@@ -373,7 +373,7 @@ def test_inference_iteration_cap_is_reported(model, synthetic, caplog):
     _, corpus = synthetic
     capped = copy.copy(model)
     capped.iterations, capped.gamma_threshold = 1, 1e-12
-    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+    with caplog.at_level(logging.DEBUG, logger='gensim_anchor'):
         gamma, _ = capped.inference(_short(corpus))
     assert "8 of 8 documents stopped at the iteration cap (1) before gamma changed by less than 1e-12" \
         in caplog.text
