@@ -179,8 +179,12 @@ class Cooccurrence(NamedTuple):
         return Cooccurrence(H_tilde=sp.hstack([self.H_tilde, other.H_tilde], format='csc'), **kw)
 
 
-def _chunk_arrays(chunk, num_terms, doc_offset):
-    """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them."""
+def _chunk_arrays(chunk, num_terms, doc_offset, *, whole_counts=True):
+    """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them.
+
+    Ids must be integers in [0, num_terms) (no upper bound for ``num_terms=None``), counts finite
+    and >= 0, and whole unless ``whole_counts=False`` (a weighted corpus).
+    """
     # map(len) and np.fromiter iterate in C: the hot path has no Python loop per document or
     # pair (np.array of the list of pairs was slower and bounded streaming throughput).
     try:
@@ -225,7 +229,7 @@ def _chunk_arrays(chunk, num_terms, doc_offset):
         doc, pair = _where(bad)
         raise ValueError("document #%d has count %s for word id %d; counts must be finite and >= 0"
                          % (doc, _num(pair[1]), int(pair[0])))
-    bad = counts != np.round(counts)
+    bad = (counts != np.round(counts)) if whole_counts else np.zeros(0, bool)
     if bad.any():
         doc, pair = _where(bad)
         raise ValueError(

@@ -37,7 +37,6 @@ Examples
     [0.01, -0.683]
 
 """
-import itertools
 import logging
 import numbers
 from typing import NamedTuple
@@ -49,6 +48,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
 from ._validation import check_int
+from .cooccurrence import _chunk_arrays
 from .likelihood import log_likelihood_per_token
 
 logger = logging.getLogger(__name__)
@@ -291,17 +291,6 @@ def top_words(topics, topn=20):
     return np.array([matutils.argsort(row, topn=topn, reverse=True) for row in array], dtype=np.int64)
 
 
-def _chunk_pairs(chunk, offset):
-    """(doc index within the chunk, word id, count) of every entry of a list of BoW documents."""
-    try:
-        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-        pairs = np.array(list(itertools.chain.from_iterable(chunk)), dtype=np.float64).reshape(-1, 2)
-    except (TypeError, ValueError):
-        raise TypeError("documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs"
-                        % (offset, offset + len(chunk) - 1)) from None
-    return np.repeat(np.arange(len(chunk)), lengths), pairs[:, 0], pairs[:, 1]
-
-
 def document_frequencies(corpus, word_ids, *, chunksize=2000):
     """D(w) and D(w1, w2) of the given words in a reference corpus, in one pass.
 
@@ -336,9 +325,11 @@ def document_frequencies(corpus, word_ids, *, chunksize=2000):
     co_df = np.zeros((R, R), dtype=np.int64)
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
-        doc, ids, counts = _chunk_pairs(chunk, num_docs)
-        known = (ids >= 0) & (ids < len(column)) & (counts > 0)
-        doc, ids = doc[known], ids[known].astype(np.int64)
+        # The co-occurrence pass's parser and checks; weighted counts are fine (presence only).
+        lengths, ids, counts = _chunk_arrays(chunk, None, num_docs, whole_counts=False)
+        doc = np.repeat(np.arange(len(chunk)), lengths)
+        known = (ids < len(column)) & (counts > 0)
+        doc, ids = doc[known], ids[known]
         col = column[ids]
         keep = col >= 0
         X = sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (doc[keep], col[keep])),

@@ -192,7 +192,7 @@ def _check_alpha(alpha, num_topics, name='alpha'):
     return a
 
 
-def _parse_documents(chunk, num_terms):
+def _parse_documents(chunk, num_terms, doc_offset=0):
     """Known word ids and integer counts of each document.
 
     Returns
@@ -210,13 +210,13 @@ def _parse_documents(chunk, num_terms):
     for d, doc in enumerate(chunk):
         # Integer ids, finite counts >= 0, as inference checks them; the likelihood also needs
         # whole counts.
-        pairs = _document_pairs(list(doc), d)
+        pairs = _document_pairs(list(doc), doc_offset + d)
         ids, counts = pairs[:, 0], pairs[:, 1]
         if np.any(np.abs(counts - np.round(counts)) > 1e-6):
             bad = np.nonzero(np.abs(counts - np.round(counts)) > 1e-6)[0][0]
             raise ValueError("the likelihood of a document needs whole, non-negative word counts "
                              "(a token sequence); document %d has count %r for word %r"
-                             % (d, float(counts[bad]), float(ids[bad])))
+                             % (doc_offset + d, float(counts[bad]), float(ids[bad])))
         counts = np.round(counts).astype(np.int64)
         known = (ids >= 0) & (ids < num_terms)
         num_unknown.append(int(counts[~known].sum()))
@@ -495,7 +495,7 @@ def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_st
     start = time.perf_counter()
     total, tokens, offset = 0.0, 0, 0
     for chunk in utils.grouper(corpus, chunksize):
-        docs, num_tokens, _ = _parse_documents(chunk, beta.shape[1])
+        docs, num_tokens, _ = _parse_documents(chunk, beta.shape[1], offset)
         total += float(_estimate(beta, a / a.sum(), [a.sum()], docs, seed, offset, R, J).sum())
         tokens += int(num_tokens.sum())
         offset += len(chunk)

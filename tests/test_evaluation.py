@@ -139,6 +139,17 @@ def test_document_frequencies_brute_force():
             assert freq.co_df[i, j] == sum(a in s and b in s for s in sets)
 
 
+@pytest.mark.parametrize('bad, match', [
+    ((1.7, 1), r"^document #40 has word id 1\.7 outside the dictionary"),  # was truncated to 1
+    ((-2, 1), r"^document #40 has word id -2 outside the dictionary"),
+    ((3, float('nan')), r"^document #40 has count nan for word id 3"),
+])
+def test_document_frequencies_rejects_bad_entries_naming_the_document(bad, match):
+    corpus = [[(1, 1), (3, 2)]] * 40 + [[(3, 1), bad]]
+    with pytest.raises(ValueError, match=match):
+        document_frequencies(corpus, [1, 3], chunksize=16)
+
+
 def _brute_coherence(topics, corpus, topn, epsilon):
     sets = _doc_sets(corpus)
     out = []

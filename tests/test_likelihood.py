@@ -167,6 +167,13 @@ def test_per_token_is_sum_over_tokens_whatever_the_chunking(tiny):
         assert value == pytest.approx(expected, rel=1e-12)
 
 
+def test_errors_name_the_document_across_chunks(tiny):
+    topics, docs = tiny
+    corpus = docs * 5 + [[(0, 1.5)]]  # document #30, in the fourth chunk of 8
+    with pytest.raises(ValueError, match=r"document 30 has count 1\.5"):
+        log_likelihood_per_token(topics, np.full(3, 0.5), corpus, chunksize=8)
+
+
 def test_true_topics_score_higher_than_scrambled():
     """Held-out documents from LDA: the generating topics beat a scrambled copy of them."""
     rng = np.random.default_rng(3)
