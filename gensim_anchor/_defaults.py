@@ -14,8 +14,9 @@ DEFAULT_PROJECTION_DIM = 1000
 Q_MODES = ('auto', 'implicit', 'dense')
 #: q_mode='auto' keeps Q dense only if it takes at most this many bytes (V^2 float64) ...
 DENSE_Q_BUDGET = 2 ** 30
-#: ... and the fit is estimated faster that way, from these costs in nanoseconds (measured with
-#: benchmarks/bench_scale.py on a 2-core AMD EPYC, scipy and OpenBLAS on one thread): per
+#: ... and the fit is estimated faster that way, from these costs in nanoseconds (timed once on
+#: the 2-core AMD EPYC of benchmarks/results, scipy and OpenBLAS on one thread, by products of
+#: the shapes that benchmarks/bench_scale.py runs; the timing script was not kept): per
 #: nonzero of H~ and column of a thin sparse product (float32 for the projection, float64); per
 #: entry of Q and column of a dense product; per pair of distinct words of a document and per
 #: entry of Q when Q is formed from H~ (see cooccurrence.choose_mode).

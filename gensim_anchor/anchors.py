@@ -169,8 +169,8 @@ def combine_rows(rows):
     Approach for Interactive Topic Modeling", ACL): of the combiners they compare, the harmonic
     mean gave the most interpretable topics and the best downstream accuracy. It is small
     wherever one word of the group is, so the pseudo-word co-occurs with what all its words
-    co-occur with. A column where some word has 0 gets 0 (the limit; the authors' code adds
-    1e-10 to every entry instead). Renormalised, the pseudo-row is a distribution like the
+    co-occur with. A column where some word has 0 gets 0 (the limit of the mean as that entry
+    goes to 0). Renormalised, the pseudo-row is a distribution like the
     rows it stands beside, which RecoverL2/KL combine convexly.
 
     Examples

@@ -20,10 +20,10 @@ Q is kept in one of two forms (:class:`Cooccurrence`):
   :math:`QX = (\\tilde H(\\tilde H^T X) - \\hat h \\circ X)/M`, and whole rows of Q are formed
   only for the words asked for. :math:`\\tilde H` is stored by columns (documents, CSC): both
   products then read the large M x k intermediate in order and scatter into the small V x k
-  side, 7x faster than by rows once M x k leaves the cache (200,000 documents, k = 128).
+  side, which is faster than by rows once M x k leaves the cache.
 * ``'dense'``: Q itself, V x V, accumulated chunk by chunk from sparse products. Memory is
   O(V^2), independent of the corpus size.
-* ``'auto'``: the one of the two that is faster for this corpus (:func:`choose_mode`).
+* ``'auto'``: the one of the two estimated faster for this corpus (:func:`choose_mode`).
 
 The pass shows a progress bar (``progress``; by default only when stderr is a terminal) and
 logs documents and tokens per second at INFO.
@@ -337,8 +337,10 @@ def choose_mode(num_terms, nnz, pairs, *, projection_dim=DEFAULT_PROJECTION_DIM,
       RecoverKL (both form rows of Q for most words);
     * dense: ``pairs * pair + V^2 entry`` to form Q from H~, plus ``V^2 (d dense32 + k dense64)``;
 
-    with the costs of :data:`~gensim_anchor._defaults.Q_COSTS`, measured: per entry and column
-    a sparse product costs about 10x a dense one, and forming Q 3 to 7 ns per pair.
+    with the costs of :data:`~gensim_anchor._defaults.Q_COSTS` (a sparse product costs about
+    10x a dense one per entry and column there). The estimate is rough: on the six corpora of
+    ``benchmarks/bench_scale.py --only rule`` it picked the faster mode in 5
+    (``benchmarks/results/bench_scale.log``, last run).
     ``pairs`` is :math:`\\sum_d u_d^2` for u_d distinct words in document d: long documents make
     the dense Q expensive to form, so it pays for many short documents over a small
     vocabulary. On KOS (146 pairs per nonzero) the implicit estimate is about 16x smaller, and

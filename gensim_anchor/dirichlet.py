@@ -24,10 +24,11 @@ per topic, lie well inside.
 Cost: one evaluation of the estimator on ``docs`` per grid point, all grid points in one vmapped
 computation: :math:`O(G N R (J+1) K)` for N tokens in ``docs`` (G grid points, R particles, J
 Gibbs moves per token). With the defaults (R = 20, J = 4) and K = 50 (G = 16), 1,000 KOS
-documents take 19 s on 2 CPU cores (25 s on the first call), 300 documents 6 s. On 300 KOS
-documents (50 anchor-word topics) the defaults chose the same :math:`\\alpha_0` (3.16) as
+documents take 17.6 s on 2 CPU cores (19.3 s on the first call), 300 documents 5.8 s. On 300
+KOS documents (50 anchor-word topics) the defaults chose the same :math:`\\alpha_0` (3.16) as
 R = 50, J = 8: the estimator's bias (larger at small :math:`\\alpha_0`, see :mod:`.likelihood`)
-moved the curve by at most 0.01 nats per token.
+moved the curve by at most 0.017 nats per token (``benchmarks/bench_likelihood.py``, log in
+``benchmarks/results``).
 
 Examples
 --------

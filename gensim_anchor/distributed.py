@@ -34,8 +34,8 @@ and connect to it from the client::
     bag = db.read_text("s3://bucket/corpus-*.txt").map(lambda line: dictionary.doc2bow(line.split()))
     model = AnchorModel(bag, num_topics=100, id2word=dictionary)   # uses the default client
 
-Each worker needs memory for its partitions' :math:`\\tilde H_p` (about 12 bytes per distinct
-word of each document) plus a few V x k matrices; the client needs O(V k) (k = 128 to 1000 for
+Each worker needs memory for its partitions' :math:`\\tilde H_p` (a float64 value and an
+integer index per distinct word of each document) plus a few V x k matrices; the client needs O(V k) (k = 128 to 1000 for
 the products, ``kl_block_size`` rows for RecoverKL).
 
 Examples

@@ -47,8 +47,8 @@ products carried through the resampling steps).
 * Tokens are processed most informative first: words sorted by :math:`\\max_k p(z=k \\mid w)` under
   the prior mean (anchor words, which name their topic, come first), taken round-robin (each
   distinct word once, then the repeats). The order changes only the variance.
-* Why this estimator: measured on 40 KOS documents (149 tokens on average) with 50 anchor-word
-  topics, against a reference from 20,000 particles (which agreed with 2,000 particles x 64
+* Why this estimator: measured in a one-off study (its script was not kept) on 40 KOS
+  documents (149 tokens on average) with 50 anchor-word topics, against a reference from 20,000 particles (which agreed with 2,000 particles x 64
   moves to 0.03 nats per document), mean error in nats per document at
   :math:`\\alpha_0 = 1` / :math:`\\alpha_0 = 10`:
 
@@ -66,7 +66,8 @@ products carried through the resampling steps).
   :math:`\\theta` fails because the mean-field Dirichlet has the wrong shape in 50 dimensions:
   even tempered, its median effective sample size was 20 to 80 out of 10^6 draws. Processing the
   tokens in the order of the bag of words (word id) instead of most-informative-first made the
-  error about 4 times larger at :math:`\\alpha_0 = 1` (R = 100, 4 moves: -6.3 against -1.4).
+  error about 4 times larger at :math:`\\alpha_0 = 1` in an earlier study (R = 50, 8 moves, 40
+  KOS documents of 136 tokens: -6.3 against -1.4 nats per document).
 
 Cost
 ----
@@ -75,9 +76,9 @@ J = ``num_moves``), memory :math:`O(R (N + K))` per document. Documents are sort
 cut into batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
 document's tokens, ``vmap``-ed over its documents (and over the values of alpha_0 in
 :func:`.dirichlet.fit_alpha_scale`). Arrays are padded to a power of 4 tokens (at least 16), so
-that few shapes are compiled (about 2 s each on a CPU, on first use). 1,000 KOS documents
-(136k tokens, K = 50 random topics, defaults) take 6 s on 2 CPU cores, 10 s on the first call
-(compilation).
+that few shapes are compiled (on first use). 1,000 KOS documents (138k tokens, K = 50 random
+topics, defaults) take 6.1 s on 2 CPU cores, 11.0 s on the first call, with the compilation
+(``benchmarks/bench_likelihood.py``, log in ``benchmarks/results``).
 
 Randomness comes from ``random_state`` (an int or a ``numpy.random.RandomState``, as everywhere
 in gensim): one draw seeds a JAX key, and document i of the corpus gets the key

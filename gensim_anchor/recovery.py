@@ -59,9 +59,9 @@ _MAX_FAILS = 4
 # Refill the lane pool once 1/_REFILL_FRACTION of its lanes are idle.
 _REFILL_FRACTION = 4
 # Width of the lane pool of the batched EG solver, per JAX backend: fixed, so that a word's
-# result does not depend on how many words are solved with it. On a CPU 128 lanes keep the
-# (lanes x K) @ (K x V) products of RecoverKL in cache; an accelerator needs thousands of lanes
-# to be busy.
+# result does not depend on how many words are solved with it. A CPU's few cores are kept busy
+# by a small pool; an accelerator needs thousands of lanes (4,096 in the H200 runs of
+# benchmarks/results/gpu_h200_kos_20ng.log).
 _LANES = {'cpu': 128}
 _ACCELERATOR_LANES = 4096
 # A KL block holds at most this many entries of Q-bar (block_rows x V): 64 MB in float64 on a

@@ -42,16 +42,15 @@ carried over (the iterates change little from one iteration to the next). An ite
 two products :math:`C U` (:math:`O(V^2 b)`), the projection (:math:`O(V^2 K)`) and QRs of
 V x b. The block holds the eigenvectors of the b largest eigenvalues in magnitude; the K
 largest algebraic ones are kept, so the oversampling also leaves room for the large negative
-eigenvalues of an unrectified Q (KOS: the 5 most negative are larger in magnitude than the
-50th largest). When :math:`V \\le b` the block is the whole space and the projection is exact.
+eigenvalues of an unrectified Q. When :math:`V \\le b` the block is the whole space and the projection is exact.
 The loop is one jitted ``lax.while_loop`` in float64 (``jax.enable_x64``, scoped), stopped when
 the relative change of the iterate falls below ``tol`` or after ``max_iter`` iterations.
 
 Measured on KOS (V = 6,906, K = 50; 2-core EPYC, ``benchmarks/results/rectify_kos.log``, from
 a fit with ``rectify=True`` and this module's INFO log): the AP reaches a relative change of
-1e-4 after 41 iterations, in 11.8 s (0.29 s each); the whole fit peaked at 2.2 GB RSS. On 150
-words the iterates agree with the AP with exact ``eigh`` projections to 2.6e-8 (relative,
-Frobenius; ``tests/test_rectify.py``).
+1e-4 after 41 iterations, in 11.8 s with the compilation; the whole fit peaked at 2.2 GB RSS.
+On 150 words the iterates agree with the AP with exact ``eigh`` projections to better than 2e-7
+(relative, Frobenius; asserted by ``tests/test_rectify.py``).
 
 The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`).
 
@@ -170,9 +169,9 @@ def _block_size(num_terms, num_topics):
 def _ritz_projection(C, U, num_topics):
     """The rank-K PSD projection of C from the Ritz pairs in span(CU), and the next basis."""
     # One power step with C itself first: Ritz pairs from the basis of the previous iterate lag
-    # one iteration behind it, and that lag kept the relative change of the iterate at 2e-3
-    # for ever (KOS, 1,500 words, K = 50); with the step the AP follows the one with exact
-    # eigenpairs (change 1.3e-5 after 100 iterations, P within 4e-9).
+    # one iteration behind it, and that lag kept the relative change of the iterate from
+    # falling; with the step the AP follows the one with exact eigenpairs
+    # (tests/test_rectify.py compares them).
     U = jnp.linalg.qr(C @ U)[0]
     Z = C @ U
     T = U.T @ Z

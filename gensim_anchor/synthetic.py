@@ -225,9 +225,10 @@ def random_topics(num_terms, num_topics, *, beta=0.1, random_state=None):
     K = check_int('num_topics', num_topics, minimum=1)
     beta = check_positive_float('beta', beta)
     rng = _generator(random_state)
-    # Gamma draws normalised: Generator.dirichlet is slow for large V.
-    g = rng.standard_gamma(beta, size=(K, V))
-    g[g.sum(axis=1) == 0, 0] = 1.0  # beta so small that every draw underflowed
+    # Normalised gamma draws, in logs: G(b) = G(b + 1) U^(1/b) is exact for every b > 0, and
+    # plain draws underflow to 0 for small beta (a row could be all zeros).
+    log_g = np.log(rng.standard_gamma(beta + 1.0, size=(K, V))) + np.log(rng.random((K, V))) / beta
+    g = np.exp(log_g - log_g.max(axis=1, keepdims=True))
     return g / g.sum(axis=1, keepdims=True)
 
 
@@ -316,9 +317,9 @@ def logistic_normal_second_moment(covariance, num_samples=DEFAULT_MC_SAMPLES, *,
 
     The mean of :math:`W_i W_i^T` over ``num_samples`` draws (in chunks of 50,000). It is itself
     the exact second moment of the empirical distribution of the draws, so it is symmetric,
-    positive semi-definite and sums to 1 exactly, like the true one. With K = 100 and the
-    paper's covariances, 10^6 draws (about 3 s) estimate each entry to about 0.15% (median
-    relative error; up to about 2% for the worst of the K^2 entries).
+    positive semi-definite and sums to 1 exactly, like the true one; its Monte Carlo error
+    falls as 1/sqrt(num_samples) (``tests/test_synthetic.py`` checks it against an independent
+    Monte Carlo estimate from :func:`topic_proportions`).
 
     Returns
     -------
@@ -329,8 +330,8 @@ def logistic_normal_second_moment(covariance, num_samples=DEFAULT_MC_SAMPLES, *,
     chol = np.linalg.cholesky(np.asarray(covariance, dtype=np.float64)).astype(np.float32)
     K = chol.shape[0]
     total = np.zeros((K, K))
-    # float32 draws and exponentials (twice as fast; the Monte Carlo error is ~1e-3), float64
-    # sums. One BLAS thread: these thin products are slower with two on a small machine.
+    # float32 draws and exponentials (the Monte Carlo error is far above float32 rounding),
+    # float64 sums; one BLAS thread for these thin products.
     with threadpool_limits(limits=1, user_api='blas'):
         for lo in range(0, n, _MC_CHUNK):
             eta = rng.standard_normal((min(_MC_CHUNK, n - lo), K), dtype=np.float32) @ chol.T
@@ -496,7 +497,7 @@ def semi_synthetic_corpus(topics, num_docs, doc_length=300, *, alpha=DEFAULT_ALP
     Notes
     -----
     Cost O(D N log(K V)) for the words (one binary search per token) plus a sort of each chunk's
-    tokens; memory O(nnz) for the corpus. 100,000 documents of 300 tokens take a few seconds.
+    tokens; memory O(nnz) for the corpus.
     """
     start = time.perf_counter()
     matrix, model_id2word = _topics_array(topics)

@@ -201,6 +201,16 @@ def test_correlated_corpus_and_its_second_moment(topics):
     np.testing.assert_allclose(direct, W.T @ W / len(W), rtol=0.03)
 
 
+def test_random_topics_with_a_tiny_beta_are_spread_distributions():
+    """Dirichlet(1e-5) rows: plain gamma draws underflow to 0 (a quarter of these rows would be
+    all zeros); the rows must still be distributions with their mass on a random word."""
+    topics = random_topics(200, 80, beta=1e-5, random_state=3)
+    assert np.all(np.isfinite(topics)) and np.allclose(topics.sum(axis=1), 1.0)
+    top = topics.argmax(axis=1)
+    assert len(np.unique(top)) > 50 and np.sum(top == 0) <= 4  # not piled on word 0
+    assert np.median(topics.max(axis=1)) > 0.99  # nearly one word each, as Dirichlet(1e-5) is
+
+
 def test_dirichlet_second_moment_matches_monte_carlo():
     alpha = np.array([0.03, 0.3, 1.0, 2.0])
     W = topic_proportions(400_000, alpha=alpha, random_state=10)

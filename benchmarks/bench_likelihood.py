@@ -1,0 +1,56 @@
+"""Time of the likelihood estimator (``gensim_anchor.likelihood``) and of the alpha grid search
+(``gensim_anchor.dirichlet.fit_alpha_scale``), first and second call.
+
+1,000 KOS training documents (the 90/10 split of :mod:`bench_dropin`, seed 0). The estimator:
+K = 50 random topics (Dirichlet(0.1) over the vocabulary), alpha = 0.1, its defaults. The grid
+search: on 1,000 and on 300 of those documents with the topics and p(z) of an L2 AnchorModel
+(K = 50) trained on the split, its defaults (R = 20, J = 4), and on the 300 with R = 50, J = 8 for
+the scale it picks. First calls include the JAX compilation of the shapes they meet.
+
+Usage::
+
+    python benchmarks/bench_likelihood.py
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_dropin  # noqa: E402
+from gensim_anchor import AnchorModel  # noqa: E402
+from gensim_anchor.dirichlet import fit_alpha_scale  # noqa: E402
+from gensim_anchor.likelihood import log_likelihood_per_token  # noqa: E402
+
+
+def main():
+    if not bench_dropin.DATA.is_dir():
+        sys.exit("shared data not found at %s" % bench_dropin.DATA)
+    corpus, dictionary = bench_dropin.load('kos')
+    docs = bench_dropin.split(corpus, 0)[0][:1000]
+    topics = np.random.default_rng(0).dirichlet(np.full(len(dictionary), 0.1), size=50)
+    print("%d KOS documents, %d tokens, K = 50" % (len(docs), sum(c for d in docs for _, c in d)))
+    for call in ('first', 'second'):
+        start = time.perf_counter()
+        value = log_likelihood_per_token(topics, np.full(50, 0.1), docs, random_state=0)
+        print("%s call: %.1f s (%.4f nats/token)" % (call, time.perf_counter() - start, value))
+    train = bench_dropin.split(corpus, 0)[0]
+    model = AnchorModel(train, num_topics=50, id2word=dictionary, random_state=0)
+    curves = {}
+    for n, kw, calls in ((1000, {}, ('first', 'second')), (300, {}, ('second',)),
+                         (300, dict(num_samples=50, num_moves=8), ('first',))):
+        for call in calls:
+            start = time.perf_counter()
+            fit = fit_alpha_scale(model.get_topics(), model.p_z, train[:n], random_state=0, **kw)
+            print("fit_alpha_scale, %d documents, %s, %s call: %.1f s, alpha_0 = %.3g"
+                  % (n, kw or 'defaults', call, time.perf_counter() - start, fit.scale))
+        if n == 300:
+            curves[bool(kw)] = fit.log_likelihood
+    tokens = sum(c for d in train[:300] for _, c in d)
+    print("300 documents: largest difference of the two curves %.4f nats/token"
+          % (np.abs(curves[True] - curves[False]).max() / tokens))
+
+
+if __name__ == '__main__':
+    main()
