@@ -404,15 +404,14 @@ def check_progress(progress):
 _LOG_INTERVAL = 10.0
 
 
-def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False,
-               desc='co-occurrence'):
+def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False):
     """The pass of :func:`build_cooccurrence` without its checks on the result: an
     :class:`_Accumulator` (``finish()`` gives the Cooccurrence) that may hold no document (a
     partition of a corpus may be empty)."""
     acc = _Accumulator(num_terms, mode)
     start = last_log = time.perf_counter()
     disable = None if progress is None else not progress  # None: tqdm's own "only on a terminal"
-    with tqdm(desc=desc, unit='doc', unit_scale=True, disable=disable) as bar:
+    with tqdm(desc='co-occurrence', unit='doc', unit_scale=True, disable=disable) as bar:
         for chunk in utils.grouper(corpus, chunksize):
             lengths, ids, counts = _chunk_arrays(chunk, num_terms, acc.num_docs_read)
             acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
@@ -422,8 +421,8 @@ def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=F
             bar.update(len(chunk))
             if now - last_log >= _LOG_INTERVAL:
                 last_log = now
-                logger.info("%s: %d documents, %d tokens read (%.0f documents/s, %.0f tokens/s)",
-                            desc, acc.num_docs_read, acc.num_tokens,
+                logger.info("co-occurrence: %d documents, %d tokens read (%.0f documents/s, "
+                            "%.0f tokens/s)", acc.num_docs_read, acc.num_tokens,
                             acc.num_docs_read / (now - start), rate)
     return acc
 
