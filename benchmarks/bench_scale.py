@@ -218,7 +218,8 @@ def worker_accumulate(paths, num_docs):
     from gensim_anchor import cooccurrence as cm
     chunks = [corpus[lo:lo + 2000] for lo in range(0, len(corpus), 2000)]
     start = time.perf_counter()
-    arrays = [cm._chunk_arrays(c, 6906, 0) for c in chunks]
+    from gensim_anchor._bow import parse_chunk
+    arrays = [parse_chunk(c, 6906, 0) for c in chunks]
     out['to_arrays_s'] = time.perf_counter() - start
     start = time.perf_counter()
     matrices = [cm._chunk_matrix(*a, 6906) for a in arrays]

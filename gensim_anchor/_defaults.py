@@ -1,17 +1,21 @@
-"""Defaults and option names shared by the stages and the model (no JAX import here, so that a
-saved model loads without JAX)."""
+"""The one table of options and defaults: every stage and the model read theirs from here.
 
+No JAX import here, so that a saved model loads without JAX; per-backend tuning is looked up
+by backend name (:func:`tuning`), which the JAX stages pass in.
+"""
+
+# --- Options of AnchorModel (validated at the door, :mod:`._validation`) -------------------------
 #: Recovery methods: RecoverL2, RecoverKL, and the original Recover of Arora, Ge & Moitra (2012).
 LOSSES = ('L2', 'KL', 'original')
-#: Default tolerance of the duality-gap test lambda^T x < eps, per loss (the authors' 1e-7).
-DEFAULT_EPS = {'L2': 1e-7, 'KL': 1e-7}
-#: Default iteration cap of the exponentiated-gradient solver, per word.
-DEFAULT_MAX_ITER = 1000
-#: Default projection dimension for FastAnchorWords (none when V is smaller).
-DEFAULT_PROJECTION_DIM = 1000
 #: How Q is kept: the faster of the two for the corpus, sparse scaled word-document matrix, or
 #: dense V x V.
 Q_MODES = ('auto', 'implicit', 'dense')
+#: Samplers of :func:`gensim_anchor.hybrid.gibbs_refine`.
+SAMPLERS = ('collapsed', 'blocked')
+#: Refinements of :meth:`gensim_anchor.AnchorModel.refine`.
+REFINE_METHODS = ('gibbs', 'vb')
+
+# --- Stage 1: co-occurrence ---------------------------------------------------------------------
 #: q_mode='auto' keeps Q dense only if it takes at most this many bytes (V^2 float64) ...
 DENSE_Q_BUDGET = 2 ** 30
 #: ... and the fit is estimated faster that way, from these costs in nanoseconds (timed once on
@@ -21,9 +25,71 @@ DENSE_Q_BUDGET = 2 ** 30
 #: entry of Q and column of a dense product; per pair of distinct words of a document and per
 #: entry of Q when Q is formed from H~ (see cooccurrence.choose_mode).
 Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=5.0, entry=5.0)
-#: Samplers of :func:`gensim_anchor.hybrid.gibbs_refine`.
-SAMPLERS = ('collapsed', 'blocked')
+
+# --- Stage 1b: rectification --------------------------------------------------------------------
+#: Cap on the alternating-projection iterations.
+RECTIFY_MAX_ITER = 50
+#: Relative change of the iterate at which the alternating projection stops.
+RECTIFY_TOL = 1e-4
+
+# --- Stage 2: anchors ---------------------------------------------------------------------------
+#: Default projection dimension for FastAnchorWords (none when V is smaller).
+DEFAULT_PROJECTION_DIM = 1000
+#: Default anchor candidates: words in at least min(DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION x
+#: documents) documents.
+DEFAULT_MIN_DF = 100
+DEFAULT_MIN_DF_FRACTION = 0.05
+
+# --- Stage 3: recovery --------------------------------------------------------------------------
+#: Default tolerance of the duality-gap test lambda^T x < eps, per loss (the authors' 1e-7).
+DEFAULT_EPS = {'L2': 1e-7, 'KL': 1e-7}
+#: Default iteration cap of the exponentiated-gradient solver, per word.
+DEFAULT_MAX_ITER = 1000
+#: Words that stop before the duality-gap tolerance are reported at INFO, and at WARNING once
+#: they are at least this share of the solved words (a handful of near-ties is no news).
+CAPPED_WARNING_SHARE = 0.01
+
+# --- Stage 4: Dirichlet prior -------------------------------------------------------------------
+#: Particles and Gibbs moves per token of the likelihood estimator (:mod:`.likelihood`) ...
+LIKELIHOOD_SAMPLES, LIKELIHOOD_MOVES = 50, 8
+#: ... of :func:`gensim_anchor.dirichlet.fit_alpha_scale` called on its own ...
+ALPHA_FIT_SAMPLES, ALPHA_FIT_MOVES = 20, 4
+#: ... and of the model's alpha grid search, which scores up to ALPHA_DOCS sampled training
+#: documents, each cut to at most ALPHA_TOKENS tokens (a seeded subsample, itself an LDA
+#: document) and, where enough are long enough, all with more than ALPHA_TOKENS / 2: one padded
+#: length, so the estimator compiles once. On KOS this picks the same alpha_0 as the full
+#: documents; cutting to 32 tokens biased it low.
+ALPHA_DOCS, ALPHA_TOKENS, ALPHA_SAMPLES, ALPHA_MOVES = 100, 64, 10, 2
+#: Training documents the model keeps (a reservoir sample of the single pass) for alpha.
+ALPHA_SAMPLE = 1000
+
+# --- Refinement ---------------------------------------------------------------------------------
 #: Sub-steps of a collapsed sweep (see :func:`gensim_anchor.hybrid.gibbs_refine`).
 DEFAULT_SUBSTEPS = 2
 #: Topic-word prior of the sampler (tomotopy's and Griffiths & Steyvers' 0.01).
 DEFAULT_ETA = 0.01
+#: Sweeps and burn-in of the Gibbs refinement.
+DEFAULT_SWEEPS, DEFAULT_BURN_IN = 200, 100
+
+# --- Per-backend tuning -------------------------------------------------------------------------
+#: One row per JAX backend; any backend not named (GPU, TPU) is an accelerator.
+#:
+#: * ``eg_lanes``: width of the lane pool of the batched EG solver, fixed so that a word's
+#:   result does not depend on how many words are solved with it. A CPU's few cores are kept
+#:   busy by a small pool; an accelerator needs thousands of lanes (4,096 in the H200 runs of
+#:   benchmarks/results/gpu_h200_kos_20ng.log).
+#: * ``eg_steps``: EG iterations between two checks of the lane pool.
+#: * ``kl_block_entries``: entries of Q-bar (block_rows x V) in one RecoverKL block: 64 MB in
+#:   float64 on a CPU, 2 GB on an accelerator (a block must hold a pool of lanes).
+#: * ``gibbs_token_block``: tokens per block of the sampler's inverse-CDF draw (a CPU keeps a
+#:   block in cache).
+BACKEND_TUNING = {
+    'cpu': dict(eg_lanes=128, eg_steps=1, kl_block_entries=1 << 23, gibbs_token_block=1 << 13),
+    'accelerator': dict(eg_lanes=4096, eg_steps=16, kl_block_entries=1 << 28,
+                        gibbs_token_block=1 << 18),
+}
+
+
+def tuning(backend):
+    """The :data:`BACKEND_TUNING` row of a JAX backend name (``jax.default_backend()``)."""
+    return BACKEND_TUNING.get(backend, BACKEND_TUNING['accelerator'])

@@ -108,3 +108,143 @@ def check_prior(name, value, size, options, topics=None):
     if size is not None and array.shape not in shapes:
         raise ValueError("%s must have shape %s, got %s" % (name, " or ".join(map(str, shapes)), array.shape))
     return array
+
+
+def check_progress(progress):
+    """``progress`` is None (bar only on a terminal), True or False."""
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError("progress must be None (a bar only when stderr is a terminal), True or "
+                        "False, got %r" % (progress,))
+    return progress
+
+
+# ----------------------------------------------------------------------------------------------
+# Topics and anchors: each rule once, whichever door (the model, a stage function) it guards
+# ----------------------------------------------------------------------------------------------
+
+def check_vocabulary(num_topics, num_terms):
+    """Each topic needs its own anchor word: K <= V."""
+    if num_topics > num_terms:
+        raise ValueError("num_topics=%d is larger than the vocabulary (%d word%s): each topic needs "
+                         "its own anchor word" % (num_topics, num_terms, "" if num_terms == 1 else "s"))
+
+
+def check_seed_count(num_seeds, num_topics):
+    """At most one seeded anchor per topic."""
+    if num_seeds > num_topics:
+        raise ValueError("%d seeded anchors for num_topics=%d: at most one per topic"
+                         % (num_seeds, num_topics))
+
+
+def check_groups_loss(loss, groups):
+    """Groups of anchor words need an EG loss: the original Recover inverts Q on single words."""
+    if loss == 'original' and any(len(g) > 1 for g in groups):
+        raise ValueError("groups of anchor words need loss='L2' or 'KL' (the original Recover "
+                         "inverts Q on one word per topic)")
+
+
+def check_candidate_count(num_candidates, num_topics, num_seeds=0, *, min_df=None, default=None):
+    """Enough anchor candidates for the topics without a seeded anchor. ``min_df`` and
+    ``default`` (the number of documents, when the threshold was the default) explain where the
+    candidates came from."""
+    needed = num_topics - num_seeds
+    if num_candidates >= needed:
+        return
+    wanted = ("the %d topics without a seeded anchor" % needed if num_seeds else
+              "num_topics=%d" % num_topics)
+    if min_df is None:
+        raise ValueError("%d anchor candidates for %d topics" % (num_candidates, needed))
+    raise ValueError(
+        "only %d words occur in at least anchor_min_df=%d documents%s (and in a document of two or "
+        "more tokens), fewer than %s: lower anchor_min_df or num_topics"
+        % (num_candidates, min_df, "" if default is None else
+           " (the default: 5%% of the %d documents, at most 100)" % default, wanted))
+
+
+def token2id(id2word):
+    """Words to ids: a Dictionary's token2id, or the inverse of a plain {id: word} dict."""
+    mapping = getattr(id2word, 'token2id', None)
+    return mapping if mapping is not None else {w: i for i, w in id2word.items()}
+
+
+def _is_word(value):
+    return isinstance(value, str) or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+def check_seeds(anchors, num_topics, id2word, loss):
+    """The ``anchors=`` argument as a list of seeds, each a list of words (str or int)."""
+    if anchors is None:
+        return None
+    if isinstance(anchors, (str, bytes)) or not isinstance(anchors, (list, tuple)):
+        raise TypeError("anchors must be a list of seeded anchors, each a word (str or int id) or a "
+                        "list of words, e.g. ['gun', ['bush', 'kerry']]; got %r" % (anchors,))
+    seeds = []
+    for k, seed in enumerate(anchors):
+        group = [seed] if _is_word(seed) else seed
+        if not isinstance(group, (list, tuple, np.ndarray)) or not len(group) or \
+                not all(_is_word(w) for w in np.asarray(group, dtype=object).ravel()):
+            raise TypeError("anchors[%d] must be a word (str or int id) or a non-empty list of words, "
+                            "got %r" % (k, seed))
+        seeds.append([w if isinstance(w, str) else int(w) for w in group])
+    check_seed_count(len(seeds), num_topics)
+    if id2word is None and any(isinstance(w, str) for seed in seeds for w in seed):
+        raise ValueError("anchors given as words need id2word to look them up; pass id2word or "
+                         "give word ids")
+    check_groups_loss(loss, seeds)
+    return seeds
+
+
+def check_topics(value, name='topics', *, orientation='KV', dtype=np.float64, tol=None):
+    """Topics from a gensim topic model or an array, checked: finite, >= 0, distributions.
+
+    Parameters
+    ----------
+    value : gensim topic model or array_like
+        A model's ``get_topics()`` is K x V (rows p(w | z)); an array may be K x V or the
+        paper's A, V x K (columns p(w | z)).
+    orientation : {'KV', 'VK', 'any'}
+        The shape returned. An array in the other orientation is transposed when that is the
+        only reading under which it holds distributions (rows summing to 1 for K x V);
+        ``'any'`` keeps the array as given, rows or columns.
+    dtype : numpy dtype or None
+        The dtype returned (None keeps the input's, as CoherenceModel ranks it).
+    tol : float, optional
+        Tolerance of the sums (default 1e-5, or 1e-3 for single precision, whose rows sum to 1
+        only to about V times the float32 epsilon). ``tol=inf`` skips the sums.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    if hasattr(value, 'get_topics'):
+        array = np.asarray(value.get_topics())
+        if orientation == 'VK':
+            array = array.T
+    else:
+        array = np.asarray(value)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError("%s must be a gensim topic model or a 2-D array of topics (num_topics, "
+                         "num_terms)%s, got shape %s" % (name, " or A (num_terms, num_topics)"
+                                                         if orientation != 'KV' else "", array.shape))
+    if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError("%s must hold floating-point probabilities, got dtype %s" % (name, array.dtype))
+    if tol is None:
+        tol = 1e-5 if array.dtype.itemsize >= 8 else 1e-3
+    if dtype is not None:
+        array = array.astype(dtype, copy=False)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ValueError("%s must be finite and >= 0" % name)
+    if not np.isfinite(tol) or orientation == 'any':
+        return array
+    axis = 1 if orientation == 'KV' else 0  # the axis that sums to 1
+    sums = array.sum(axis=axis, dtype=np.float64)
+    if np.all(np.abs(sums - 1.0) <= tol):
+        return array
+    other = array.sum(axis=1 - axis, dtype=np.float64)
+    if not hasattr(value, 'get_topics') and np.all(np.abs(other - 1.0) <= tol):
+        return array.T  # unambiguous: only the transpose holds distributions
+    bad = int(np.argmax(np.abs(sums - 1.0)))
+    raise ValueError("%s must have %s p(w | z) that sum to 1; %s %d sums to %r (topics from "
+                     "get_topics() are K x V with rows that sum to 1, the paper's A is V x K)"
+                     % (name, "rows" if axis == 1 else "columns", "row" if axis == 1 else "column",
+                        bad, float(sums[bad])))

@@ -54,10 +54,8 @@ Add documents: Q is additive, so the model is re-solved on all documents seen so
 
 """
 import logging
-import numbers
 import pickle
 import time
-import warnings
 import zlib
 
 import numpy as np
@@ -66,9 +64,11 @@ from gensim.models import basemodel
 from threadpoolctl import threadpool_limits
 
 from . import _validation as check
-from ._defaults import (DEFAULT_ETA, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS,
-                        LOSSES, Q_MODES)
-from .cooccurrence import apply_auto_mode, build_cooccurrence, check_progress
+from . import pipeline
+from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_BURN_IN, DEFAULT_ETA,
+                        DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
+                        LOSSES, Q_MODES, RECTIFY_MAX_ITER, REFINE_METHODS, RECTIFY_TOL)
+from ._sampling import Reservoir
 
 logger = logging.getLogger(__name__)
 
@@ -101,140 +101,8 @@ class _DocumentTopicsCorpus(interfaces.TransformedCorpus):
         return self.obj._document_topics([self.corpus[docno]], **self.options)[0]
 
 
-# The alpha grid search scores up to _ALPHA_DOCS sampled training documents, each cut to at most
-# _ALPHA_TOKENS tokens (a seeded subsample, itself an LDA document) and, where enough are long
-# enough, all with more than _ALPHA_TOKENS / 2: one padded length, so the estimator compiles once
-# (about 3 s) and runs in about 1 s. On KOS this picks the same alpha_0 as the full documents;
-# cutting to 32 tokens biased it low.
-_ALPHA_DOCS, _ALPHA_TOKENS, _ALPHA_PARTICLES, _ALPHA_MOVES = 100, 64, 10, 2
-
-
-def _alpha_documents(docs, seed):
-    rng = np.random.default_rng(seed)
-    lengths = [sum(int(c) for _, c in doc) for doc in docs]
-    long_docs = [d for d, n in zip(docs, lengths) if n > _ALPHA_TOKENS // 2]
-    chosen = long_docs if len(long_docs) >= _ALPHA_DOCS // 4 else [d for d, n in zip(docs, lengths) if n >= 2]
-    out = []
-    for doc in chosen[:_ALPHA_DOCS]:
-        tokens = np.repeat([int(w) for w, _ in doc], [int(c) for _, c in doc])
-        if len(tokens) > _ALPHA_TOKENS:
-            tokens = rng.choice(tokens, _ALPHA_TOKENS, replace=False)
-        ids, counts = np.unique(tokens, return_counts=True)
-        out.append(list(zip(ids.tolist(), counts.tolist())))
-    return out
-
-
-class _Reservoir:
-    """A uniform sample of at most ``size`` documents of a stream (Vitter's algorithm R), taken
-    while the stream is read for Q, so the corpus is still read only once."""
-
-    def __init__(self, size, seed):
-        self.size, self.seen, self.docs = size, 0, []
-        self.rng = np.random.default_rng(seed)
-
-    def watch(self, corpus):
-        for doc in corpus:
-            if len(self.docs) < self.size:
-                self.docs.append(doc)
-            else:
-                j = self.rng.integers(0, self.seen + 1)
-                if j < self.size:
-                    self.docs[j] = doc
-            self.seen += 1
-            yield doc
-
-    def copy(self):
-        """An independent copy (documents are replaced, never mutated, so the list is enough)."""
-        other = _Reservoir.__new__(_Reservoir)
-        other.size, other.seen, other.docs = self.size, self.seen, list(self.docs)
-        other.rng = np.random.default_rng()
-        other.rng.bit_generator.state = self.rng.bit_generator.state
-        return other
-
-
-def _as_distributions(rows, dtype):
-    """Rows cast to ``dtype`` that still sum to 1 to the precision of ``dtype``.
-
-    Casting to float32 leaves row sums off by up to ~1e-6; the residual, computed in float64, is
-    put on the largest entry of each row, where it is smallest relative to the value.
-    """
-    out = (rows / rows.sum(axis=1, keepdims=True)).astype(dtype)
-    residual = 1.0 - out.sum(axis=1, dtype=np.float64)
-    top = out.argmax(axis=1)
-    out[np.arange(len(out)), top] += residual.astype(dtype)
-    return out
-
-
-def _check_vocabulary(num_topics, num_terms):
-    if num_topics > num_terms:
-        raise ValueError("num_topics=%d is larger than the vocabulary (%d word%s): each topic needs "
-                         "its own anchor word" % (num_topics, num_terms, "" if num_terms == 1 else "s"))
-
-
-def _token2id(id2word):
-    """Words to ids: a Dictionary's token2id, or the inverse of a plain {id: word} dict."""
-    token2id = getattr(id2word, 'token2id', None)
-    return token2id if token2id is not None else {w: i for i, w in id2word.items()}
-
-
-def _is_word(value):
-    return isinstance(value, str) or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
-
-
-def _check_seeds(anchors, num_topics, id2word, loss):
-    """The ``anchors=`` argument as a list of seeds, each a list of words (str or int)."""
-    if anchors is None:
-        return None
-    if isinstance(anchors, (str, bytes)) or not isinstance(anchors, (list, tuple)):
-        raise TypeError("anchors must be a list of seeded anchors, each a word (str or int id) or a "
-                        "list of words, e.g. ['gun', ['bush', 'kerry']]; got %r" % (anchors,))
-    seeds = []
-    for k, seed in enumerate(anchors):
-        group = [seed] if _is_word(seed) else seed
-        if not isinstance(group, (list, tuple, np.ndarray)) or not len(group) or \
-                not all(_is_word(w) for w in np.asarray(group, dtype=object).ravel()):
-            raise TypeError("anchors[%d] must be a word (str or int id) or a non-empty list of words, "
-                            "got %r" % (k, seed))
-        seeds.append([w if isinstance(w, str) else int(w) for w in group])
-    if len(seeds) > num_topics:
-        raise ValueError("%d seeded anchors for num_topics=%d: at most one per topic"
-                         % (len(seeds), num_topics))
-    if id2word is None and any(isinstance(w, str) for seed in seeds for w in seed):
-        raise ValueError("anchors given as words need id2word to look them up; pass id2word or "
-                         "give word ids")
-    if loss == 'original' and any(len(seed) > 1 for seed in seeds):
-        raise ValueError("groups of anchor words need loss='L2' or 'KL' (the original Recover "
-                         "inverts Q on one word per topic)")
-    return seeds
-
-
-def _resolve_seeds(seeds, id2word, p_w):
-    """The seeded anchors as sorted lists of word ids; words that are not in the vocabulary or
-    occur in no document of two or more tokens (p(w) = 0) are left out with a warning."""
-    if not seeds:
-        return []
-    token2id = _token2id(id2word) if any(isinstance(w, str) for s in seeds for w in s) else {}
-    groups = []
-    for seed in seeds:
-        ids = [token2id.get(w) if isinstance(w, str) else w for w in seed]
-        known = [i is not None and 0 <= i < len(p_w) and p_w[i] > 0 for i in ids]
-        unknown = [w for w, ok in zip(seed, known) if not ok]
-        if not any(known):
-            raise ValueError("seeded anchor %r: none of its words is in the vocabulary and occurs in a "
-                             "document of two or more tokens" % (seed if len(seed) > 1 else seed[0],))
-        if unknown:
-            message = ("seeded anchor %r: left out %s, not in the vocabulary or in no document of two "
-                       "or more tokens" % (seed, ", ".join(map(repr, unknown))))
-            logger.warning(message)
-            warnings.warn(message, UserWarning, stacklevel=4)
-        groups.append(sorted({int(i) for i, ok in zip(ids, known) if ok}))
-    seen = {}
-    for k, group in enumerate(groups):
-        if tuple(group) in seen:
-            raise ValueError("seeded anchors #%d and #%d are the same words %r: each topic needs its own"
-                             % (seen[tuple(group)], k, seeds[k]))
-        seen[tuple(group)] = k
-    return groups
+#: Saved models pickle their document sample as ``gensim_anchor.anchormodel._Reservoir``.
+_Reservoir = Reservoir
 
 
 def _is_default(value, default):
@@ -282,7 +150,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     eps : float, optional
         Duality-gap tolerance of the exponentiated-gradient solver (default 1e-7, as the authors).
     max_iter : int
-        Iteration cap of the solver per word; words that hit it are counted in a WARNING.
+        Iteration cap of the solver per word; words that hit it are counted in a log line (a
+        WARNING once they are at least 1% of the words solved, else INFO).
     anchor_min_df : {int, float}, optional
         Anchor candidates must occur in at least this many documents (int) or this fraction of
         documents (float); default ``min(100, ceil(0.05 * documents))``.
@@ -363,8 +232,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                  random_state=None, ns_conf=None, minimum_phi_value=0.01, per_word_topics=False,
                  callbacks=None, dtype=np.float32, *, loss='L2', eps=None, max_iter=DEFAULT_MAX_ITER,
                  anchor_min_df=None, projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True,
-                 q_mode='auto', alpha_sample=1000, client=None, progress=None, rectify=False,
-                 rectify_max_iter=50, anchors=None):
+                 q_mode='auto', alpha_sample=ALPHA_SAMPLE, client=None, progress=None, rectify=False,
+                 rectify_max_iter=RECTIFY_MAX_ITER, anchors=None):
         self.num_topics = check.check_int('num_topics', num_topics, minimum=2)
         self.id2word = id2word
         self.num_terms = check.num_terms_of(id2word)
@@ -372,7 +241,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             raise ValueError("at least one of corpus/id2word must be given, to establish the "
                              "vocabulary size")
         if self.num_terms is not None:
-            _check_vocabulary(self.num_topics, self.num_terms)
+            check.check_vocabulary(self.num_topics, self.num_terms)
         self.chunksize = check.check_int('chunksize', chunksize, minimum=1)
         self.loss = check.check_option('loss', loss, LOSSES)
         self.eps = check.check_positive_float('eps', eps, allow_none=True)
@@ -380,14 +249,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.projection_dim = check.check_int('projection_dim', projection_dim, minimum=0,
                                               allow_none=True)
         self.q_mode = check.check_option('q_mode', q_mode, Q_MODES)
-        self.progress = check_progress(progress)
+        self.progress = check.check_progress(progress)
         self._client = client
         check.check_min_df(anchor_min_df)
         self.anchor_min_df = anchor_min_df
         self.cleanup = bool(cleanup)
         self.rectify = bool(rectify)
         self.rectify_max_iter = check.check_int('rectify_max_iter', rectify_max_iter, minimum=1)
-        self.seed_anchors = _check_seeds(anchors, self.num_topics, self.id2word, self.loss)
+        self.seed_anchors = check.check_seeds(anchors, self.num_topics, self.id2word, self.loss)
         self.minimum_probability = check.check_positive_float('minimum_probability', minimum_probability,
                                                               allow_zero=True)
         self.minimum_phi_value = check.check_positive_float('minimum_phi_value', minimum_phi_value,
@@ -455,114 +324,91 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 "this model was saved without its co-occurrence statistics, so new documents "
                 "cannot be added to the old ones; save it with save_cooccurrence=True to update "
                 "it after loading")
+        options = self._fit_options()
         start = time.perf_counter()
-        cooc, sample = self._read(corpus, chunksize)
-        self.timings = {'cooccurrence': time.perf_counter() - start}
+        cooc, sample = pipeline.read(
+            corpus, options, num_terms=self.num_terms, old=self._cooccurrence, sample=self._sample,
+            q_mode=self.q_mode, chunksize=chunksize, progress=self.progress,
+            sample_size=self.alpha_sample, client=self._client)
+        read_seconds = time.perf_counter() - start
+        self._check_id2word_covers(cooc)
         # The numpy products of the fit are small (K x V); BLAS threads would only fight with
         # XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
         with threadpool_limits(limits=1, user_api='blas'):
-            self._fit(cooc)
-            self._sample = sample
-            if self.num_terms is None:
-                self.num_terms = cooc.num_terms
-                self.id2word = utils.FakeDict(self.num_terms)
-            start = time.perf_counter()
-            self._set_priors()
-            self.timings['dirichlet'] = time.perf_counter() - start
-        self._cooccurrence = cooc
+            result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
+        self._store(result, cooc, sample)
+        self.timings = dict(cooccurrence=read_seconds, **result.timings)
+        self._log_fit(result)
         self.add_lifecycle_event(
             "created" if self.num_docs == cooc.num_docs else "updated",
             msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
 
-    def _read(self, corpus, chunksize):
-        """Q's statistics of everything seen so far, and the alpha sample with the new documents."""
-        from . import distributed
-        client, old = self._client, self._cooccurrence
-        progress = self.progress
-        if distributed._is_bag(corpus) or (client is not None and distributed.is_partitioned(corpus)):
-            cooc = distributed.build_cooccurrence_dask(
-                corpus, self.num_terms, client, chunksize=chunksize, progress=progress,
-                sample_size=self.alpha_sample, seed=self._projection_seed)
-            sample = distributed.combine_samples([self._sample, cooc.sample], self.alpha_sample,
-                                                 self._projection_seed)
-        else:
-            # The sample is a copy until the fit succeeds: a corpus rejected halfway (a bad count
-            # in document 500) must not leave its first documents in the sample for alpha.
-            sample = (_Reservoir(self.alpha_sample, self._projection_seed) if self._sample is None
-                      else self._sample.copy())
-            mode = self.q_mode
-            if mode == 'auto':  # decided below, on H~ of all the documents (once dense, dense)
-                mode = 'dense' if old is not None and old.mode == 'dense' else 'implicit'
-            cooc = build_cooccurrence(sample.watch(check.check_corpus(corpus)), self.num_terms,
-                                      mode=mode, chunksize=chunksize, progress=progress)
-        if old is not None:
-            if cooc.mode == 'distributed' and old.mode != 'distributed':
-                cooc = cooc.merge(old)
-            else:
-                cooc = old.merge(cooc)
-        if self.q_mode == 'auto':
-            cooc = apply_auto_mode(cooc, projection_dim=self.projection_dim,
-                                   num_topics=self.num_topics, loss=self.loss)
-        return cooc, sample
+    def _fit_options(self):
+        return pipeline.FitOptions(
+            num_topics=self.num_topics, loss=self.loss, eps=self.eps, max_iter=self.max_iter,
+            anchor_min_df=self.anchor_min_df, projection_dim=self.projection_dim,
+            cleanup=self.cleanup, rectify=self.rectify, rectify_max_iter=self.rectify_max_iter,
+            seeds=self.seed_anchors, alpha=self.alpha_arg, dtype=self.dtype,
+            seed=self._projection_seed)
 
-    def _fit(self, cooc):
-        # The JAX stages are imported here, not at module level: a saved model loads without JAX.
-        from .anchors import (anchor_rows, find_anchors, project_rows, resolve_min_df,
-                              single_word_anchors)
-        from .recovery import recover
-
-        K, V = self.num_topics, cooc.num_terms
-        _check_vocabulary(K, V)
-        self._check_id2word_covers(cooc)
-        if self.rectify:
-            from .rectify import rectify_cooccurrence
-            start = time.perf_counter()
-            # Only the fit sees the rectified Q; the model keeps the additive statistics.
-            cooc, _ = rectify_cooccurrence(cooc, K, max_iter=self.rectify_max_iter,
-                                           seed=self._projection_seed)
-            self.timings['rectify'] = time.perf_counter() - start
-        p_w = cooc.row_sums()
-        seeds = _resolve_seeds(self.seed_anchors, self.id2word, p_w)
-        min_df = resolve_min_df(self.anchor_min_df, cooc.num_docs)
-        candidates = np.flatnonzero((cooc.doc_freq >= min_df) & (p_w > 0))
-        if len(candidates) < K - len(seeds):
-            raise ValueError(
-                "only %d words occur in at least anchor_min_df=%d documents%s (and in a document of "
-                "two or more tokens), fewer than %s: lower anchor_min_df or num_topics"
-                % (len(candidates), min_df, "" if self.anchor_min_df is not None else
-                   " (the default: 5%% of the %d documents, at most 100)" % cooc.num_docs,
-                   "the %d topics without a seeded anchor" % (K - len(seeds)) if seeds else
-                   "num_topics=%d" % K))
-
-        start = time.perf_counter()
-        Y = project_rows(cooc, p_w, candidates, self.projection_dim, self._projection_seed,
-                         extra=anchor_rows(cooc, p_w, seeds))
-        found = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates), cleanup=self.cleanup,
-                             seeds=len(candidates) + np.arange(len(seeds)))
-        groups = seeds + [[int(candidates[i])] for i in found.indices[len(seeds):]]
-        anchors = single_word_anchors(groups)
-        self.timings['anchors'] = time.perf_counter() - start
-        logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
-                    "cleanup replaced %d, in %.2fs", K, len(candidates), min_df, Y.shape[1],
-                    found.num_replaced, self.timings['anchors'])
-
-        start = time.perf_counter()
-        rec = recover(cooc, groups, self.loss, eps=self.eps, max_iter=self.max_iter, p_w=p_w,
-                      r_method='diagonal' if self.rectify else 'pinv')
-        self.timings['recovery'] = time.perf_counter() - start
-
-        self.topics = _as_distributions(rec.A.T, self.dtype)
-        self.refinement = None
-        self.anchors, self.anchor_groups = anchors, groups
-        self.R, self.p_z = rec.R, rec.p_z
+    def _store(self, result, cooc, sample):
+        """Keep what the fit found (numpy only, so that the model saves and loads without JAX)."""
+        rec = result.recovery
+        self.topics, self.R, self.p_z, self.alpha = result.topics, result.R, result.p_z, result.alpha
+        self.anchors, self.anchor_groups = result.anchors, result.groups
         if rec.solver is not None:
             self.solver_n_iter, self.solver_gap, self.solver_converged = rec.solver[1:]
         else:
             self.solver_n_iter = self.solver_gap = self.solver_converged = None
-        self.num_docs = cooc.num_docs
-        self.num_tokens = cooc.num_tokens
-        logger.info("%s: co-occurrence %.2fs, anchors %.2fs, recovery %.2fs", self,
-                    self.timings['cooccurrence'], self.timings['anchors'], self.timings['recovery'])
+        self.refinement = None
+        if self.num_terms is None:
+            self.num_terms = cooc.num_terms
+            self.id2word = utils.FakeDict(self.num_terms)
+        self.eta = self._eta()
+        self.num_docs, self.num_tokens = cooc.num_docs, cooc.num_tokens
+        self._cooccurrence, self._sample = cooc, sample
+
+    def _log_fit(self, result):
+        """One line per stage of the fit (the stages return their counts and log nothing)."""
+        K, timings = self.num_topics, result.timings
+        rect = result.rectification
+        if rect is not None:
+            logger.info("rectification (alternating projection, K=%d, V=%d): %d iterations in %.2fs, "
+                        "last relative change %.3g, distance from rank-K PSD <= %.3g, moved Q by %.3g "
+                        "(relative)", K, len(rect.Q), rect.n_iter, timings['rectify'], rect.change,
+                        rect.residual, rect.moved)
+            if not rect.converged:
+                logger.warning("rectification stopped at rectify_max_iter=%d before the relative change "
+                               "fell below %g (last %.3g, residual %.3g); the rectified Q is "
+                               "approximate: raise rectify_max_iter", self.rectify_max_iter,
+                               RECTIFY_TOL, rect.change, rect.residual)
+        logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
+                    "cleanup replaced %d, in %.2fs", K, result.num_candidates, result.min_df,
+                    result.projection_dim, result.search.num_replaced, timings['anchors'])
+        rec = result.recovery
+        if rec.solver is None:
+            logger.info("Recover (original): K=%d in %.2fs", K, timings['recovery'])
+        else:
+            n_iter = rec.solver.n_iter[rec.solved]
+            logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d EG iterations in %.2fs",
+                        self.loss, len(n_iter), K, rec.eps, int(np.median(n_iter)) if len(n_iter) else 0,
+                        int(n_iter.max()) if len(n_iter) else 0, timings['recovery'])
+            capped = int((~rec.solver.converged).sum())
+            if capped:
+                # A handful of near-ties is no news; a real share of the vocabulary is.
+                level = logging.WARNING if capped >= CAPPED_WARNING_SHARE * len(n_iter) else logging.INFO
+                logger.log(level, "%d of %d words stopped before the duality gap fell below eps=%g "
+                           "(max_iter=%d or float64 precision); largest gap %.3g: raise max_iter, or "
+                           "eps if that gap is small enough", capped, len(n_iter), rec.eps,
+                           self.max_iter, float(rec.solver.gap.max()))
+        fit = result.alpha_fit
+        if fit is not None:
+            logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations by the estimated "
+                        "likelihood of %d sampled training documents (%.2fs)", fit.scale, len(fit.grid),
+                        result.num_alpha_docs, timings['dirichlet'])
+            if len(fit.grid) > 1 and fit.scale in (fit.grid.min(), fit.grid.max()):
+                logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood "
+                               "may keep increasing beyond it", fit.scale, fit.grid.min(), fit.grid.max())
 
     # ------------------------------------------------------------------------------------------
     # Topics
@@ -648,30 +494,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                             self.anchor_words[i], topic)
         return shown
 
-    def _set_priors(self):
-        """alpha and eta from the constructor's arguments; alpha='auto' is the paper's fit."""
-        K = self.num_topics
+    def _eta(self):
+        """eta from the constructor's argument (only state() and to_ldamodel() use it)."""
         if isinstance(self.eta_arg, np.ndarray):  # LdaModel's eta: per word, or per topic and word
-            self.eta = check.check_prior('eta', self.eta_arg, self.num_terms, (), topics=K)
-        else:
-            self.eta = np.full(self.num_terms, 1.0 / K)
-        if isinstance(self.alpha_arg, np.ndarray):
-            self.alpha = self.alpha_arg
-        elif self.alpha_arg in ('symmetric', None):  # None as LdaModel: symmetric
-            self.alpha = np.full(K, 1.0 / K)
-        elif self.alpha_arg == 'asymmetric':  # LdaModel's formula
-            self.alpha = 1.0 / (np.arange(K) + np.sqrt(K))
-            self.alpha /= self.alpha.sum()
-        else:
-            from .dirichlet import fit_alpha_scale
-            docs = _alpha_documents(self._sample.docs, self._projection_seed)
-            fit = fit_alpha_scale(self.get_topics(), self.p_z, docs, random_state=self._projection_seed,
-                                  num_samples=_ALPHA_PARTICLES, num_moves=_ALPHA_MOVES)
-            # p(z) can hold exact zeros (the original Recover clips R); a zero alpha_k would
-            # make inference take digamma(0).
-            self.alpha = np.maximum(fit.alpha, 1e-8 * fit.scale)
-            logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations by the estimated "
-                        "likelihood of %d sampled training documents", fit.scale, len(fit.grid), len(docs))
+            return check.check_prior('eta', self.eta_arg, self.num_terms, (), topics=self.num_topics)
+        return np.full(self.num_terms, 1.0 / self.num_topics)
 
     # ------------------------------------------------------------------------------------------
     # Documents
@@ -813,7 +640,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         minimum_probability = max(self.minimum_probability if minimum_probability is None
                                   else minimum_probability, 1e-8)
         if isinstance(word_id, str):
-            token2id = _token2id(self.id2word)
+            token2id = check.token2id(self.id2word)
             if word_id not in token2id:
                 raise KeyError("word %r is not in the vocabulary" % word_id)
             word_id = token2id[word_id]
@@ -862,7 +689,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         lda.num_updates = self.num_docs
         return lda
 
-    def refine(self, corpus, method='gibbs', *, num_sweeps=200, burn_in=100, passes=2,
+    def refine(self, corpus, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=DEFAULT_BURN_IN, passes=2,
                eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
                substeps=DEFAULT_SUBSTEPS, random_state=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
@@ -895,7 +722,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """
         from .hybrid import gibbs_refine  # JAX: a saved model loads without it
         self._check_trained()
-        method = check.check_option('method', method, ('gibbs', 'vb'))
+        method = check.check_option('method', method, REFINE_METHODS)
         start = time.perf_counter()
         if method == 'gibbs':
             seed = self._projection_seed if random_state is None else random_state
@@ -914,7 +741,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             lda.update(corpus, passes=passes)
             topics, alpha = lda.get_topics(), lda.alpha
             settings = dict(passes=passes)
-        self.topics = _as_distributions(np.asarray(topics, dtype=np.float64), self.dtype)
+        self.topics = pipeline.as_distributions(np.asarray(topics, dtype=np.float64), self.dtype)
         self.alpha = np.asarray(alpha, dtype=np.float64)
         self.refinement = dict(method=method, seconds=time.perf_counter() - start, **settings)
         self.add_lifecycle_event("refined", msg="%s refinement %s" % (method, settings))

@@ -36,9 +36,9 @@ Examples
     [2, 3, 4]
 
 """
-import logging
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -46,15 +46,8 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
-from ._defaults import DEFAULT_PROJECTION_DIM
-from ._validation import check_min_df
-
-logger = logging.getLogger(__name__)
-
-#: Default anchor_min_df: a word must occur in this many documents to be an anchor candidate
-#: (the authors' threshold), at most DEFAULT_MIN_DF_FRACTION of the documents on small corpora.
-DEFAULT_MIN_DF = 100
-DEFAULT_MIN_DF_FRACTION = 0.05
+from . import _validation as check
+from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM
 # Columns of the random projection generated at a time.
 _PROJECTION_BLOCK = 128
 # A squared residual below this fraction of the largest squared row norm is rounding, not a
@@ -91,12 +84,67 @@ def resolve_min_df(anchor_min_df, num_docs):
     ``None`` means ``min(100, max(1, ceil(0.05 * num_docs)))``; an int is a count; a float in
     (0, 1] is a fraction of the documents.
     """
-    anchor_min_df = check_min_df(anchor_min_df)
+    anchor_min_df = check.check_min_df(anchor_min_df)
     if anchor_min_df is None:
         return min(DEFAULT_MIN_DF, max(1, math.ceil(DEFAULT_MIN_DF_FRACTION * num_docs)))
     if isinstance(anchor_min_df, numbers.Integral):
         return int(anchor_min_df)
     return int(math.ceil(anchor_min_df * num_docs))
+
+
+def select_candidates(doc_freq, p_w, anchor_min_df, num_docs, num_topics, num_seeds=0):
+    """The anchor candidates: words in at least ``anchor_min_df`` documents (resolved by
+    :func:`resolve_min_df`) that occur in a document of two or more tokens (p(w) > 0).
+
+    Returns
+    -------
+    (numpy.ndarray of int, int)
+        The candidates' word ids, ascending, and the threshold in documents.
+
+    Raises
+    ------
+    ValueError
+        When fewer than ``num_topics - num_seeds`` words qualify, naming the counts and what to
+        lower.
+    """
+    min_df = resolve_min_df(anchor_min_df, num_docs)
+    candidates = np.flatnonzero((doc_freq >= min_df) & (p_w > 0))
+    check.check_candidate_count(len(candidates), num_topics, num_seeds, min_df=min_df,
+                                default=None if anchor_min_df is not None else num_docs)
+    return candidates, min_df
+
+
+def resolve_seeds(seeds, id2word, p_w):
+    """The seeded anchors as sorted lists of word ids; words that are not in the vocabulary or
+    occur in no document of two or more tokens (p(w) = 0) are left out with a warning.
+
+    ``seeds`` is the checked ``anchors=`` argument of the model
+    (:func:`~gensim_anchor._validation.check_seeds`): lists of words (str, looked up in
+    ``id2word``) or word ids.
+    """
+    if not seeds:
+        return []
+    token2id = check.token2id(id2word) if any(isinstance(w, str) for s in seeds for w in s) else {}
+    groups = []
+    for seed in seeds:
+        ids = [token2id.get(w) if isinstance(w, str) else w for w in seed]
+        known = [i is not None and 0 <= i < len(p_w) and p_w[i] > 0 for i in ids]
+        unknown = [w for w, ok in zip(seed, known) if not ok]
+        if not any(known):
+            raise ValueError("seeded anchor %r: none of its words is in the vocabulary and occurs in a "
+                             "document of two or more tokens" % (seed if len(seed) > 1 else seed[0],))
+        if unknown:
+            warnings.warn("seeded anchor %r: left out %s, not in the vocabulary or in no document of "
+                          "two or more tokens" % (seed, ", ".join(map(repr, unknown))),
+                          UserWarning, stacklevel=5)
+        groups.append(sorted({int(i) for i, ok in zip(ids, known) if ok}))
+    seen = {}
+    for k, group in enumerate(groups):
+        if tuple(group) in seen:
+            raise ValueError("seeded anchors #%d and #%d are the same words %r: each topic needs its own"
+                             % (seen[tuple(group)], k, seeds[k]))
+        seen[tuple(group)] = k
+    return groups
 
 
 def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0, *, extra=None):
@@ -205,7 +253,7 @@ def anchor_rows(cooc, p_w, groups):
     -------
     numpy.ndarray, shape (len(groups), V)
     """
-    groups = _as_groups(groups)
+    groups = as_groups(groups)
     if not groups:
         return np.zeros((0, cooc.num_terms))
     words, where = np.unique(np.concatenate(groups), return_inverse=True)
@@ -215,8 +263,9 @@ def anchor_rows(cooc, p_w, groups):
                       for lo, hi in zip(bounds[:-1], bounds[1:])])
 
 
-def _as_groups(anchors):
-    """Each topic's anchor as an int64 array of word ids (one id for a single word)."""
+def as_groups(anchors):
+    """Each topic's anchor as an int64 array of word ids (one id for a single word): the form
+    in which the anchors pass from this stage to recovery."""
     if isinstance(anchors, np.ndarray) and anchors.ndim == 1:
         return [anchors[k:k + 1].astype(np.int64) for k in range(len(anchors))]
     groups = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in anchors]
@@ -282,12 +331,10 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     seeds = np.zeros(0, dtype=np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64).ravel()
     num_seeds = len(seeds)
-    if num_seeds > num_topics:
-        raise ValueError("%d seeded anchors for %d topics" % (num_seeds, num_topics))
+    check.check_seed_count(num_seeds, num_topics)
     if num_seeds and (seeds.min() < 0 or seeds.max() >= N):
         raise ValueError("seeds must be rows of Y (0..%d), got %s" % (N - 1, seeds.tolist()))
-    if int(mask.sum()) < num_topics - num_seeds:
-        raise ValueError("%d anchor candidates for %d topics" % (int(mask.sum()), num_topics - num_seeds))
+    check.check_candidate_count(int(mask.sum()), num_topics, num_seeds)
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
     with jax.enable_x64(True):

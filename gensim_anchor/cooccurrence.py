@@ -44,7 +44,6 @@ Examples
     1.0
 
 """
-import itertools
 import logging
 import time
 import warnings
@@ -61,8 +60,9 @@ with warnings.catch_warnings():
     warnings.simplefilter('ignore', TqdmWarning)
     from tqdm.auto import tqdm
 
+from ._bow import parse_chunk
 from ._defaults import DEFAULT_PROJECTION_DIM, DENSE_Q_BUDGET, Q_COSTS, Q_MODES
-from ._validation import check_corpus
+from ._validation import check_corpus, check_progress
 
 logger = logging.getLogger(__name__)
 
@@ -179,71 +179,6 @@ class Cooccurrence(NamedTuple):
         return Cooccurrence(H_tilde=sp.hstack([self.H_tilde, other.H_tilde], format='csc'), **kw)
 
 
-def _chunk_arrays(chunk, num_terms, doc_offset, *, whole_counts=True):
-    """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them.
-
-    Ids must be integers in [0, num_terms) (no upper bound for ``num_terms=None``), counts finite
-    and >= 0, and whole unless ``whole_counts=False`` (a weighted corpus).
-    """
-    # map(len) and np.fromiter iterate in C: the hot path has no Python loop per document or
-    # pair (np.array of the list of pairs was slower and bounded streaming throughput).
-    try:
-        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-    except TypeError:
-        for i, doc in enumerate(chunk):  # only to name the culprit
-            if not hasattr(doc, '__len__'):
-                raise TypeError(
-                    "document #%d is a %s, expected a bag-of-words list of (word_id, count) pairs"
-                    % (doc_offset + i, type(doc).__name__)) from None
-        raise
-    entries = itertools.chain.from_iterable
-    try:
-        sizes = np.fromiter(map(len, entries(chunk)), dtype=np.int64, count=int(lengths.sum()))
-        if sizes.size and (sizes.min() != 2 or sizes.max() != 2):
-            raise ValueError("not pairs")
-        pairs = np.fromiter(entries(entries(chunk)), dtype=np.float64, count=2 * sizes.size)
-    except (TypeError, ValueError):
-        raise TypeError(
-            "documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs; "
-            "convert texts with Dictionary.doc2bow first" % (doc_offset, doc_offset + len(chunk) - 1)
-        ) from None
-    pairs = pairs.reshape(-1, 2)
-    ids, counts = pairs[:, 0], pairs[:, 1]
-
-    def _where(bad):
-        pos = int(np.flatnonzero(bad)[0])
-        doc = int(np.searchsorted(np.cumsum(lengths), pos, side='right'))
-        return doc_offset + doc, pairs[pos]
-
-    bad = ~np.isfinite(ids) | (ids != np.round(ids)) | (ids < 0)
-    if num_terms is not None:
-        bad |= ids >= num_terms
-    if bad.any():
-        doc, pair = _where(bad)
-        raise ValueError(
-            "document #%d has word id %s outside the dictionary (valid ids are 0..%s); "
-            "was the corpus made with a different Dictionary?"
-            % (doc, _num(pair[0]), num_terms - 1 if num_terms is not None else 'inf'))
-    bad = ~np.isfinite(counts) | (counts < 0)
-    if bad.any():
-        doc, pair = _where(bad)
-        raise ValueError("document #%d has count %s for word id %d; counts must be finite and >= 0"
-                         % (doc, _num(pair[1]), int(pair[0])))
-    bad = (counts != np.round(counts)) if whole_counts else np.zeros(0, bool)
-    if bad.any():
-        doc, pair = _where(bad)
-        raise ValueError(
-            "document #%d has non-integer count %s for word id %d; Q needs raw word counts "
-            "(a TF-IDF or otherwise weighted corpus cannot be used)" % (doc, _num(pair[1]), int(pair[0])))
-    return lengths, ids.astype(np.int64), counts
-
-
-def _num(value):
-    """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
-    value = float(value)
-    return str(int(value)) if np.isfinite(value) and value == int(value) else repr(value)
-
-
 def _chunk_matrix(lengths, ids, counts, num_terms):
     """Sparse (V, n) count matrix of a chunk; duplicate ids within a document are summed."""
     indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -254,7 +189,8 @@ def _chunk_matrix(lengths, ids, counts, num_terms):
     return H
 
 
-def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000, progress=None):
+def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000, progress=None,
+                       sample=None):
     """One pass over a bag-of-words stream to the co-occurrence statistics of Q.
 
     Parameters
@@ -273,6 +209,8 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
     progress : bool, optional
         Show a progress bar (tqdm, on stderr) of the documents read; None (default) shows it
         only when stderr is a terminal. Throughput is logged at INFO either way.
+    sample : :class:`~gensim_anchor._sampling.Reservoir`, optional
+        Also draws a uniform sample of the documents during the same pass.
 
     Returns
     -------
@@ -302,7 +240,8 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
     check_progress(progress)
     check_corpus(corpus)
     start = time.perf_counter()
-    acc = accumulate(corpus, num_terms, mode=mode, chunksize=chunksize, progress=progress)
+    acc = accumulate(corpus if sample is None else sample.watch(corpus), num_terms,
+                     mode=pass_mode(mode), chunksize=chunksize, progress=progress)
     if acc.num_docs_read == 0:
         raise ValueError("the corpus is empty: no documents were read")
     if acc.num_docs == 0:
@@ -392,12 +331,13 @@ def apply_auto_mode(cooc, **fit):
     return cooc.densify() if mode == 'dense' else cooc
 
 
-def check_progress(progress):
-    """``progress`` is None (bar only on a terminal), True or False."""
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise TypeError("progress must be None (a bar only when stderr is a terminal), True or "
-                        "False, got %r" % (progress,))
-    return progress
+def pass_mode(q_mode, old=None):
+    """The mode the pass accumulates in: ``'auto'`` keeps H~ and decides at the end of the
+    pass (:func:`apply_auto_mode`), except that statistics already dense (``old``, from earlier
+    documents) stay dense. The one place where q_mode='auto' is resolved for a pass."""
+    if q_mode != 'auto':
+        return q_mode
+    return 'dense' if old is not None and old.mode == 'dense' else 'implicit'
 
 
 #: Seconds between INFO lines on the throughput of a long pass.
@@ -407,13 +347,14 @@ _LOG_INTERVAL = 10.0
 def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False):
     """The pass of :func:`build_cooccurrence` without its checks on the result: an
     :class:`_Accumulator` (``finish()`` gives the Cooccurrence) that may hold no document (a
-    partition of a corpus may be empty)."""
+    partition of a corpus may be empty). ``mode`` is ``'implicit'`` or ``'dense'``
+    (:func:`pass_mode`)."""
     acc = _Accumulator(num_terms, mode)
     start = last_log = time.perf_counter()
     disable = None if progress is None else not progress  # None: tqdm's own "only on a terminal"
     with tqdm(desc='co-occurrence', unit='doc', unit_scale=True, disable=disable) as bar:
         for chunk in utils.grouper(corpus, chunksize):
-            lengths, ids, counts = _chunk_arrays(chunk, num_terms, acc.num_docs_read)
+            lengths, ids, counts = parse_chunk(chunk, num_terms, acc.num_docs_read)
             acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
             now = time.perf_counter()
             rate = acc.num_tokens / max(now - start, 1e-9)
@@ -464,8 +405,11 @@ class _Accumulator:
     """Running sums of one pass; grows with the largest id when num_terms is not given."""
 
     def __init__(self, num_terms, mode='implicit'):
+        if mode not in ('implicit', 'dense'):
+            raise ValueError("the pass accumulates in mode 'implicit' or 'dense' (see pass_mode), got %r"
+                             % (mode,))
         self.num_terms = num_terms
-        self.mode = 'implicit' if mode == 'auto' else mode  # 'auto' decides on H~ at the end
+        self.mode = mode
         self.size = num_terms or 0
         self.num_docs_read = self.num_docs = self.num_tokens = 0
         self.doc_freq = np.zeros(self.size, dtype=np.int64)

@@ -44,22 +44,20 @@ Examples
     (0.1, [0.06, 0.04])
 
 """
-import logging
-import time
 from typing import NamedTuple
 
 import numpy as np
 
 from . import likelihood as _lik
+from ._defaults import ALPHA_FIT_MOVES, ALPHA_FIT_SAMPLES
+from ._sampling import seed_of
 from ._validation import check_int
-
-logger = logging.getLogger(__name__)
 
 #: Default particles per document for the fit: the grid compares estimates made with common
 #: random numbers, so fewer are needed than for reporting a likelihood.
-DEFAULT_NUM_SAMPLES = 20
+DEFAULT_NUM_SAMPLES = ALPHA_FIT_SAMPLES
 #: Default Gibbs rejuvenation moves per token for the fit.
-DEFAULT_NUM_MOVES = 4
+DEFAULT_NUM_MOVES = ALPHA_FIT_MOVES
 #: Grid points per decade of alpha_0.
 GRID_PER_DECADE = 4
 
@@ -162,7 +160,7 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
         If p_z is not a distribution over the K topics, the grid holds a value <= 0, or the
         documents hold no known word.
     """
-    beta = _lik._check_topics(topics)
+    beta = _lik.prepare_topics(topics)
     K = beta.shape[0]
     shape = _check_p_z(p_z, K)
     g = _check_grid(grid, K)
@@ -171,19 +169,10 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
     docs = list(docs)
     if not docs:
         raise ValueError("docs is empty: fitting the scale of alpha needs documents")
-    parsed, num_tokens, _ = _lik._parse_documents(docs, beta.shape[1])
+    parsed, num_tokens, _ = _lik.parse_documents(docs, beta.shape[1])
     if num_tokens.sum() == 0:
         raise ValueError("none of the %d documents has a word id in [0, %d): nothing to fit "
                          "alpha to" % (len(docs), beta.shape[1]))
-    seed = _lik._seed_of(random_state)
-    start = time.perf_counter()
-    total = _lik._estimate(beta, shape, g, parsed, seed, 0, R, J).sum(axis=1)
-    best = int(np.argmax(total))
-    scale = float(g[best])
-    if len(g) > 1 and (scale == g.min() or scale == g.max()):
-        logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood may "
-                       "keep increasing beyond it", scale, g.min(), g.max())
-    logger.info("alpha_0 = %.4g (log-likelihood %.6g, %.4f per token) from %d grid points on %d "
-                "documents (%.1f s)", scale, total[best], total[best] / num_tokens.sum(), len(g),
-                len(docs), time.perf_counter() - start)
+    total = _lik.estimate(beta, shape, g, parsed, seed_of(random_state), 0, R, J).sum(axis=1)
+    scale = float(g[int(np.argmax(total))])
     return DirichletFit(scale * shape, scale, g, total)

@@ -67,8 +67,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_int
-from .cooccurrence import Cooccurrence, accumulate, check_progress
+from ._sampling import Reservoir, combine_samples
+from ._validation import check_int, check_progress
+from .cooccurrence import Cooccurrence, accumulate
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,7 @@ logger = logging.getLogger(__name__)
 
 def _build_partition(docs, index, num_terms, chunksize, sample_size, seed):
     """One partition's implicit statistics and a uniform sample of its documents."""
-    from .anchormodel import _Reservoir
-    sample = _Reservoir(sample_size, seed + index)
+    sample = Reservoir(sample_size, seed + index)
     try:
         acc = accumulate(sample.watch(docs) if sample_size else docs, num_terms, mode='implicit',
                          chunksize=chunksize, progress=False)
@@ -162,6 +162,12 @@ def _is_pair(obj):
     """An (id, count) entry of a bag-of-words document."""
     return (isinstance(obj, (tuple, list)) and len(obj) == 2
             and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj))
+
+
+def is_dask_corpus(corpus, client=None):
+    """Whether a corpus is trained on the cluster: a ``dask.bag.Bag`` (on the default client),
+    or partitions (:func:`is_partitioned`) when a client is given."""
+    return _is_bag(corpus) or (client is not None and is_partitioned(corpus))
 
 
 def is_partitioned(corpus):
@@ -304,28 +310,6 @@ def build_cooccurrence_dask(corpus, num_terms=None, client=None, *, chunksize=20
     return cooc
 
 
-def combine_samples(samples, size, seed):
-    """One uniform sample of at most ``size`` documents of the union of several streams, from
-    uniform samples of each (:class:`~gensim_anchor.anchormodel._Reservoir`, with ``seen``).
-
-    How many documents come from each stream is multivariate hypergeometric in the streams'
-    sizes (as for a uniform sample of the union); a uniform subset of a uniform sample is uniform.
-    """
-    from .anchormodel import _Reservoir
-    samples = [s for s in samples if s is not None and s.seen]
-    rng = np.random.default_rng(seed)
-    out = _Reservoir(size, seed)
-    out.seen = sum(s.seen for s in samples)
-    if not samples:
-        return out
-    counts = rng.multivariate_hypergeometric([s.seen for s in samples], min(size, out.seen))
-    for s, n in zip(samples, counts):
-        chosen = np.sort(rng.choice(len(s.docs), size=min(int(n), len(s.docs)), replace=False))
-        out.docs.extend(s.docs[i] for i in chosen)
-    out.rng = rng
-    return out
-
-
 class DistributedCooccurrence:
     """Co-occurrence statistics whose document side (the partitions' :math:`\\tilde H_p`) stays
     on Dask workers; duck-types :class:`~gensim_anchor.cooccurrence.Cooccurrence`.
@@ -340,7 +324,7 @@ class DistributedCooccurrence:
     parts : list of distributed.Future
         One local Cooccurrence per partition (with documents of two or more tokens), on the
         workers.
-    sample : _Reservoir or None
+    sample : :class:`~gensim_anchor._sampling.Reservoir` or None
         A uniform sample of the documents (see ``sample_size``).
     """
 

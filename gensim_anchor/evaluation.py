@@ -47,8 +47,8 @@ from gensim import matutils, utils
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from ._validation import check_int
-from .cooccurrence import _chunk_arrays
+from ._bow import parse_chunk
+from ._validation import check_int, check_topics
 from .likelihood import log_likelihood_per_token
 
 logger = logging.getLogger(__name__)
@@ -119,36 +119,13 @@ class DocumentFrequencies(NamedTuple):
 def _topics_of(topics, name='topics'):
     """(K, V) array from a gensim topic model or an array, in its own dtype (ranking ties as
     gensim's ``CoherenceModel`` sees them)."""
-    if hasattr(topics, 'get_topics'):
-        topics = topics.get_topics()
-    array = np.asarray(topics)
-    if array.ndim != 2 or 0 in array.shape:
-        raise ValueError("%s must be a gensim topic model or an array of shape (num_topics, "
-                         "num_terms), got shape %s" % (name, array.shape))
-    if not np.issubdtype(array.dtype, np.floating) or not np.all(np.isfinite(array)):
-        raise ValueError("%s must hold finite floating-point probabilities" % name)
-    return array
+    return check_topics(topics, name, dtype=None, tol=np.inf)
 
 
 def _word_topic_matrix(value, name):
-    """The paper's A (V, K), float64, columns on the simplex, from a model or an array A."""
-    if hasattr(value, 'get_topics'):
-        A = np.asarray(value.get_topics(), dtype=np.float64).T
-    else:
-        A = np.asarray(value, dtype=np.float64)
-    if A.ndim != 2 or 0 in A.shape:
-        raise ValueError("%s must be a (num_terms, num_topics) array A or a gensim topic model, got "
-                         "shape %s" % (name, A.shape))
-    if not np.all(np.isfinite(A)) or np.any(A < 0):
-        raise ValueError("%s must be finite and >= 0" % name)
-    sums = A.sum(axis=0)
-    if np.any(np.abs(sums - 1.0) > _SUM_TOL):
-        hint = (" (its rows sum to 1: pass the transpose, A = topics.T)"
-                if np.all(np.abs(A.sum(axis=1) - 1.0) <= _SUM_TOL) else "")
-        raise ValueError("%s must have columns p(w | z) that sum to 1; column %d sums to %r%s"
-                         % (name, int(np.argmax(np.abs(sums - 1.0))), float(sums[np.argmax(np.abs(sums - 1.0))]),
-                            hint))
-    return A
+    """The paper's A (V, K), float64, columns on the simplex, from a model or an array: A, or
+    K x V topics (transposed, as ``get_topics()`` hands them out) where that is unambiguous."""
+    return check_topics(value, name, orientation='VK', tol=_SUM_TOL)
 
 
 def _check_topn(topn, num_terms):
@@ -175,7 +152,9 @@ def topic_recovery_l1(A_true, A_hat):
     A_true : numpy.ndarray of shape (V, K), or a gensim topic model
         The true topics, as columns p(w | z) (the paper's A).
     A_hat : numpy.ndarray of shape (V, K'), K' >= K, or a gensim topic model
-        The learned topics, as columns (a model's ``get_topics()`` is transposed).
+        The learned topics, as columns (a model's ``get_topics()`` is transposed). Either
+        argument may also be a K x V array of topics as ``get_topics()`` returns them: it is
+        transposed where only its rows, not its columns, sum to 1.
 
     Returns
     -------
@@ -326,7 +305,7 @@ def document_frequencies(corpus, word_ids, *, chunksize=2000):
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
         # The co-occurrence pass's parser and checks; weighted counts are fine (presence only).
-        lengths, ids, counts = _chunk_arrays(chunk, None, num_docs, whole_counts=False)
+        lengths, ids, counts = parse_chunk(chunk, None, num_docs, whole_counts=None)
         doc = np.repeat(np.arange(len(chunk)), lengths)
         known = (ids < len(column)) & (counts > 0)
         doc, ids = doc[known], ids[known]

@@ -78,17 +78,15 @@ import numpy as np
 from gensim import utils
 
 from . import _validation as check
-from ._defaults import DEFAULT_ETA, DEFAULT_SUBSTEPS, SAMPLERS
-from .cooccurrence import _chunk_arrays
-from .likelihood import _seed_of
+from ._bow import parse_chunk
+from ._defaults import DEFAULT_BURN_IN, DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, SAMPLERS, tuning
+from ._sampling import seed_of
 
 logger = logging.getLogger(__name__)
 
-# Tokens per block of the assignment step, per JAX backend: on a CPU the (block x K)
-# probabilities stay in cache (8,192 tokens: 1.2x faster than 65,536 on KOS); an accelerator
-# wants fewer, larger blocks.
-_TOKEN_BLOCKS = {'cpu': 1 << 13}
-_ACCELERATOR_TOKEN_BLOCK = 1 << 18
+# Tokens per block of the assignment step: _defaults.BACKEND_TUNING's gibbs_token_block. On a
+# CPU the (block x K) probabilities stay in cache (8,192 tokens: 1.2x faster than 65,536 on
+# KOS); an accelerator wants fewer, larger blocks.
 # Seconds between progress lines (INFO) during the sweeps.
 _LOG_EVERY = 10.0
 
@@ -118,7 +116,7 @@ def _tokens(corpus, num_terms, chunksize=10000):
     docs, words, counts = [], [], []
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
-        lengths, ids, cs = _chunk_arrays(chunk, num_terms, num_docs)
+        lengths, ids, cs = parse_chunk(chunk, num_terms, num_docs)
         docs.append(np.repeat(np.arange(num_docs, num_docs + len(chunk), dtype=np.int32), lengths))
         words.append(ids.astype(np.int32))
         counts.append(cs.astype(np.int64))
@@ -187,7 +185,7 @@ def _draw_topics(key, weights, tokens, num_topics):
     import jax
     import jax.numpy as jnp
     T = tokens[0].shape[0]
-    size = min(_TOKEN_BLOCKS.get(jax.default_backend(), _ACCELERATOR_TOKEN_BLOCK), T)
+    size = min(tuning(jax.default_backend())['gibbs_token_block'], T)
     pad = (-T) % size
     blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in tokens)
     u = jax.random.uniform(key, blocks[0].shape, jnp.float32)
@@ -297,8 +295,8 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     return _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
 
 
-def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100, eta=DEFAULT_ETA,
-                 optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
+def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=DEFAULT_BURN_IN,
+                 eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
                  random_state=None):
     """Refine topics by Gibbs sampling for LDA, starting from them.
 
@@ -360,7 +358,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=200, burn_in=100
         doc, word = doc[order], word[order]
     else:
         offsets = (0, len(doc))
-    seed = _seed_of(random_state)
+    seed = seed_of(random_state)
     start = time.perf_counter()
     counts, sweep = _compiled_sweep(sampler, num_docs, V, K, bool(optimize_alpha), offsets)
     key = jax.random.PRNGKey(seed)

@@ -38,6 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma
 
+from ._bow import parse_chunk
+
 logger = logging.getLogger(__name__)
 
 #: Smallest probability of a word under a topic during inference (anchor words are exactly 0
@@ -90,41 +92,43 @@ def pad_documents(chunk, num_terms, index=None):
     ValueError
         On a NaN or fractional word id, or a count that is negative or not finite.
     """
-    docs = [list(doc) for doc in chunk]
-    lengths = [len(d) for d in docs]
-    L = max(_MIN_PAD, 1 << max(0, (max(lengths, default=1) - 1).bit_length()))
-    ids = np.zeros((len(docs), L), dtype=np.int32)
-    counts = np.zeros((len(docs), L))
-    kept = []
-    for d, doc in enumerate(docs):
-        pairs = _document_pairs(doc, d if index is None else index[d])
-        pairs = pairs[(pairs[:, 0] >= 0) & (pairs[:, 0] < num_terms) & (pairs[:, 1] > 0)]
-        ids[d, :len(pairs)] = pairs[:, 0]
-        counts[d, :len(pairs)] = pairs[:, 1]
-        kept.append(pairs)
-    return ids, counts, kept
+    lengths, flat_ids, flat_counts = parse_chunk(chunk, None, 0 if index is None else index[0],
+                                                 unknown='keep', whole_counts=None)
+    parsed = _Parsed(lengths, flat_ids, flat_counts, num_terms)
+    L = max(_MIN_PAD, 1 << max(0, (int(lengths.max(initial=1)) - 1).bit_length()))
+    ids, counts = parsed.padded(np.arange(len(lengths)), len(lengths), L)
+    return ids, counts, parsed.pairs(np.arange(len(lengths)))
 
 
-def _document_pairs(doc, number):
-    """A document as a float (n, 2) array of (id, count), checked."""
-    try:
-        pairs = np.asarray(doc, dtype=np.float64)
-    except (TypeError, ValueError):
-        pairs = None
-    if pairs is None or (pairs.size and (pairs.ndim != 2 or pairs.shape[1] != 2)):
-        raise TypeError("document #%d is not a bag-of-words list of (word_id, count) pairs (it "
-                        "starts %.60r); convert texts with Dictionary.doc2bow first" % (number, doc))
-    pairs = pairs.reshape(-1, 2)
-    ids, counts = pairs[:, 0], pairs[:, 1]
-    bad = np.flatnonzero(~np.isfinite(ids) | (ids != np.round(ids)))
-    if bad.size:
-        raise ValueError("document #%d has word id %r; word ids must be integers"
-                         % (number, float(ids[bad[0]])))
-    bad = np.flatnonzero(~np.isfinite(counts) | (counts < 0))
-    if bad.size:
-        raise ValueError("document #%d has count %r for word id %d; counts must be finite and >= 0"
-                         % (number, float(counts[bad[0]]), int(ids[bad[0]])))
-    return pairs
+class _Parsed:
+    """A parsed chunk with LdaModel's semantics: words outside the dictionary (and zero counts)
+    are ignored. Padded blocks of any subset of its documents, without a loop over them."""
+
+    def __init__(self, lengths, ids, counts, num_terms):
+        doc = np.repeat(np.arange(len(lengths)), lengths)
+        keep = (ids >= 0) & (ids < num_terms) & (counts > 0)
+        self.doc, self.ids, self.counts = doc[keep], ids[keep], counts[keep]
+        self.sizes = np.bincount(self.doc, minlength=len(lengths))
+        starts = np.cumsum(self.sizes) - self.sizes
+        self.position = np.arange(len(self.doc)) - starts[self.doc]
+        self.num_docs = len(lengths)
+
+    def padded(self, members, rows, width):
+        """(ids, counts) of the documents ``members``, shape (rows, width), zero-padded."""
+        row_of = np.full(self.num_docs, -1)
+        row_of[members] = np.arange(len(members))
+        sel = row_of[self.doc] >= 0
+        ids = np.zeros((rows, width), dtype=np.int32)
+        counts = np.zeros((rows, width))
+        ids[row_of[self.doc[sel]], self.position[sel]] = self.ids[sel]
+        counts[row_of[self.doc[sel]], self.position[sel]] = self.counts[sel]
+        return ids, counts
+
+    def pairs(self, members):
+        """The kept (id, count) pairs of each of ``members``, as float (n_d, 2) arrays."""
+        pairs = np.column_stack([self.ids.astype(np.float64), self.counts])
+        per_doc = np.split(pairs, np.cumsum(self.sizes)[:-1]) if self.num_docs else []
+        return [per_doc[d] for d in members]
 
 
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):
@@ -202,8 +206,9 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
         ``max_iter`` are counted in an INFO log.
     """
     beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
-    docs = [list(doc) for doc in chunk]
-    K, D = beta.shape[0], len(docs)
+    lengths, flat_ids, flat_counts = parse_chunk(chunk, None, unknown='keep', whole_counts=None)
+    parsed = _Parsed(lengths, flat_ids, flat_counts, beta.shape[1])
+    K, D = beta.shape[0], len(lengths)
     gamma = np.zeros((D, K))
     n_iter = np.zeros(D, dtype=np.int64)
     sstats = np.zeros_like(beta) if collect_sstats else None
@@ -212,16 +217,14 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     # Documents are grouped by padded length (a power of two) so that short documents are not
     # padded to the longest one; each group's size is padded to a power of two too, so a few
     # shapes are compiled whatever the chunk.
-    groups = {}
-    for d, doc in enumerate(docs):
-        groups.setdefault(max(_MIN_PAD, 1 << max(0, (len(doc) - 1).bit_length())), []).append(d)
+    pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
     with jax.enable_x64(True):
         beta_j, alpha_j = jnp.asarray(beta), jnp.asarray(alpha, jnp.float64)
         max_iter_j, tol_j = jnp.asarray(max_iter, jnp.int64), jnp.asarray(tol, jnp.float64)
-        for members in groups.values():
+        for width in np.unique(pads):
+            members = np.flatnonzero(pads == width)
             size = max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
-            batch = [docs[d] for d in members] + [[]] * (size - len(members))
-            ids, counts, kept = pad_documents(batch, beta.shape[1], members + [0] * (size - len(members)))
+            ids, counts = parsed.padded(members, size, int(width))
             g, it, extra = _infer_chunk(beta_j, alpha_j, jnp.asarray(ids), jnp.asarray(counts), max_iter_j,
                                         tol_j, collect_sstats and not return_phi, return_phi)
             n = len(members)
@@ -232,11 +235,11 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
             if not return_phi:
                 sstats += extra  # padding documents contribute nothing (counts 0)
                 continue
-            for j, d in enumerate(members):
-                phi[d] = extra[j][:, :len(kept[j])]
-                phi_ids[d] = [(int(w), float(c)) for w, c in kept[j]]
+            for j, (d, kept) in enumerate(zip(members, parsed.pairs(members))):
+                phi[d] = extra[j][:, :len(kept)]
+                phi_ids[d] = [(int(w), float(c)) for w, c in kept]
                 if collect_sstats:
-                    np.add.at(sstats, (slice(None), kept[j][:, 0].astype(np.int64)), phi[d])
+                    np.add.at(sstats, (slice(None), kept[:, 0].astype(np.int64)), phi[d])
     capped = int(np.sum(n_iter >= max_iter))
     if capped:  # DEBUG, as LdaModel's convergence count: model[bow] calls this per document
         logger.debug("%d of %d documents stopped at the iteration cap (%d) before gamma changed by "

@@ -104,8 +104,6 @@ Examples
 
 """
 import functools
-import logging
-import time
 from typing import NamedTuple
 
 import jax
@@ -114,15 +112,18 @@ import numpy as np
 from gensim import utils
 from jax.scipy.special import logsumexp
 
-from ._validation import check_int
-from .inference import TOPIC_FLOOR, _document_pairs
-
-logger = logging.getLogger(__name__)
+from ._bow import parse_chunk, split_documents
+from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
+from ._sampling import seed_of as _seed_of
+from ._validation import check_int, check_topics
+from .inference import TOPIC_FLOOR
 
 #: Default number of particles R.
-DEFAULT_NUM_SAMPLES = 50
+DEFAULT_NUM_SAMPLES = LIKELIHOOD_SAMPLES
 #: Default number of collapsed-Gibbs rejuvenation updates per token.
-DEFAULT_NUM_MOVES = 8
+DEFAULT_NUM_MOVES = LIKELIHOOD_MOVES
+#: Why the estimator refuses fractional counts.
+_WHOLE = "the likelihood of a document needs whole, non-negative word counts (a token sequence)"
 #: Resample when the effective sample size falls below this fraction of the particles.
 _ESS_FRACTION = 0.5
 # Documents are padded to a power of 4 tokens, at least this many: the loop stops at the batch's
@@ -160,25 +161,11 @@ class LikelihoodResult(NamedTuple):
 # Input
 # ----------------------------------------------------------------------------------------------
 
-def _check_topics(topics):
-    """Topics as float64 (K, V), floored at TOPIC_FLOOR; rows must be distributions.
-
-    Rows are renormalised in float64: single-precision topics (gensim's default) sum to 1 only
-    to about V times the float32 epsilon, so they are checked to 1e-3 instead of 1e-5.
-    """
-    tol = 1e-5 if np.asarray(topics).dtype.itemsize >= 8 else 1e-3
-    beta = np.asarray(topics, dtype=np.float64)
-    if beta.ndim != 2 or beta.shape[0] < 1 or beta.shape[1] < 1:
-        raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s"
-                         % (beta.shape,))
-    if not np.all(np.isfinite(beta)) or np.any(beta < 0):
-        raise ValueError("topics must be finite and >= 0")
-    sums = beta.sum(axis=1)
-    bad = np.nonzero(np.abs(sums - 1.0) > tol)[0]
-    if len(bad):
-        raise ValueError("topics must have rows p(w | z) summing to 1; row %d sums to %r"
-                         % (bad[0], float(sums[bad[0]])))
-    return np.maximum(beta / sums[:, None], TOPIC_FLOOR)
+def prepare_topics(topics):
+    """Topics as float64 (K, V) (:func:`~gensim_anchor._validation.check_topics`), renormalised
+    in float64 and floored at TOPIC_FLOOR."""
+    beta = check_topics(topics, 'topics')
+    return np.maximum(beta / beta.sum(axis=1)[:, None], TOPIC_FLOOR)
 
 
 def _check_alpha(alpha, num_topics, name='alpha'):
@@ -193,48 +180,30 @@ def _check_alpha(alpha, num_topics, name='alpha'):
     return a
 
 
-def _parse_documents(chunk, num_terms, doc_offset=0):
-    """Known word ids and integer counts of each document.
+def parse_documents(chunk, num_terms, doc_offset=0):
+    """Known word ids and integer counts of each document (:func:`~gensim_anchor._bow.parse_chunk`;
+    ids outside [0, V) are ignored, and counted).
 
     Returns
     -------
     docs : list of (numpy.ndarray int32, numpy.ndarray int32)
     num_tokens, num_unknown : numpy.ndarray of int64, shape (D,)
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`.inference.pad_documents` (not (id, count) pairs, a fractional id, a negative
-        or non-finite count), and on a fractional count.
     """
-    docs, num_tokens, num_unknown = [], [], []
-    for d, doc in enumerate(chunk):
-        # Integer ids, finite counts >= 0, as inference checks them; the likelihood also needs
-        # whole counts.
-        pairs = _document_pairs(list(doc), doc_offset + d)
-        ids, counts = pairs[:, 0], pairs[:, 1]
-        if np.any(np.abs(counts - np.round(counts)) > 1e-6):
-            bad = np.nonzero(np.abs(counts - np.round(counts)) > 1e-6)[0][0]
-            raise ValueError("the likelihood of a document needs whole, non-negative word counts "
-                             "(a token sequence); document %d has count %r for word %r"
-                             % (doc_offset + d, float(counts[bad]), float(ids[bad])))
-        counts = np.round(counts).astype(np.int64)
-        known = (ids >= 0) & (ids < num_terms)
-        num_unknown.append(int(counts[~known].sum()))
-        keep = known & (counts > 0)
-        docs.append((ids[keep].astype(np.int32), counts[keep].astype(np.int32)))
-        num_tokens.append(int(counts[keep].sum()))
-    return docs, np.array(num_tokens, dtype=np.int64), np.array(num_unknown, dtype=np.int64)
+    lengths, ids, counts = parse_chunk(chunk, None, doc_offset, unknown='keep', whole_counts=_WHOLE)
+    counts = counts.astype(np.int64)
+    known = (ids >= 0) & (ids < num_terms)
+    doc = np.repeat(np.arange(len(lengths)), lengths)
+    num_unknown = np.bincount(doc[~known], counts[~known], minlength=len(lengths)).astype(np.int64)
+    keep = known & (counts > 0)
+    num_tokens = np.bincount(doc[keep], counts[keep], minlength=len(lengths)).astype(np.int64)
+    docs = split_documents(np.bincount(doc[keep], minlength=len(lengths)), ids[keep].astype(np.int32),
+                           counts[keep].astype(np.int32))
+    return docs, num_tokens, num_unknown
 
 
 def _padded_length(n):
     bits = max(0, int(n) - 1).bit_length()
     return max(_MIN_PAD, 1 << (bits + (bits & 1)))
-
-
-def _seed_of(random_state):
-    """A JAX key seed drawn from an int / RandomState / None, gensim's way."""
-    return int(utils.get_random_state(random_state).randint(2 ** 31 - 1))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -360,7 +329,7 @@ def _filter_batch(beta, shape, scales, ids, counts, key, doc_index, num_particle
     return logsumexp(logw, axis=2) - jnp.log(R)
 
 
-def _estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
+def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     """log p-hat, shape (G, D), for parsed documents.
 
     Documents are sorted by length and cut into batches of one size (a power of two, at most
@@ -397,6 +366,10 @@ def _estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves)
                                  key, jnp.asarray(index), num_particles, num_moves)
             out[:, batch] = np.asarray(logp)[:, :len(batch)]
     return out
+
+
+# Older private names (tests and earlier callers).
+_check_topics, _parse_documents, _estimate = prepare_topics, parse_documents, estimate
 
 
 # ----------------------------------------------------------------------------------------------
@@ -437,13 +410,13 @@ def document_log_likelihood(topics, alpha, chunk, *, num_samples=DEFAULT_NUM_SAM
     -----
     Cost :math:`O(N R (J + 1) K)` per document of N tokens, J = ``num_moves``.
     """
-    beta = _check_topics(topics)
+    beta = prepare_topics(topics)
     a = _check_alpha(alpha, beta.shape[0])
     R = check_int('num_samples', num_samples, minimum=1)
     J = check_int('num_moves', num_moves, minimum=0)
-    docs, num_tokens, num_unknown = _parse_documents(chunk, beta.shape[1])
+    docs, num_tokens, num_unknown = parse_documents(chunk, beta.shape[1])
     seed = _seed_of(random_state)
-    log_p = _estimate(beta, a / a.sum(), [a.sum()], docs, seed, 0, R, J)[0]
+    log_p = estimate(beta, a / a.sum(), [a.sum()], docs, seed, 0, R, J)[0]
     return LikelihoodResult(log_p, num_tokens, num_unknown)
 
 
@@ -485,7 +458,7 @@ def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_st
         -0.77
 
     """
-    beta = _check_topics(topics)
+    beta = prepare_topics(topics)
     a = _check_alpha(alpha, beta.shape[0])
     chunksize = check_int('chunksize', chunksize, minimum=1)
     R = check_int('num_samples', kw.pop('num_samples', DEFAULT_NUM_SAMPLES), minimum=1)
@@ -493,15 +466,12 @@ def log_likelihood_per_token(topics, alpha, corpus, *, chunksize=1000, random_st
     if kw:
         raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kw)))
     seed = _seed_of(random_state)
-    start = time.perf_counter()
     total, tokens, offset = 0.0, 0, 0
     for chunk in utils.grouper(corpus, chunksize):
-        docs, num_tokens, _ = _parse_documents(chunk, beta.shape[1], offset)
-        total += float(_estimate(beta, a / a.sum(), [a.sum()], docs, seed, offset, R, J).sum())
+        docs, num_tokens, _ = parse_documents(chunk, beta.shape[1], offset)
+        total += float(estimate(beta, a / a.sum(), [a.sum()], docs, seed, offset, R, J).sum())
         tokens += int(num_tokens.sum())
         offset += len(chunk)
     if tokens == 0:
         raise ValueError("the corpus has no tokens with word ids in [0, %d)" % beta.shape[1])
-    logger.info("log-likelihood per token %.4f on %d documents, %d tokens (%.1f s)",
-                total / tokens, offset, tokens, time.perf_counter() - start)
     return total / tokens

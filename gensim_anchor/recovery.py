@@ -38,50 +38,32 @@ Examples
 
 """
 import functools
-import logging
-import time
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES
-from .anchors import _as_groups, anchor_rows, single_word_anchors
+from . import _validation as check
+from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, tuning
+from .anchors import anchor_rows, as_groups, single_word_anchors
 
 #: How :func:`recover` computes R: the pseudo-inverse, or the diagonal method (Lee et al. 2015).
 R_METHODS = ('pinv', 'diagonal')
-
-logger = logging.getLogger(__name__)
 
 _ARMIJO_C1 = 1e-4
 _MAX_FAILS = 4
 # Refill the lane pool once 1/_REFILL_FRACTION of its lanes are idle.
 _REFILL_FRACTION = 4
-# Width of the lane pool of the batched EG solver, per JAX backend: fixed, so that a word's
-# result does not depend on how many words are solved with it. A CPU's few cores are kept busy
-# by a small pool; an accelerator needs thousands of lanes (4,096 in the H200 runs of
-# benchmarks/results/gpu_h200_kos_20ng.log).
-_LANES = {'cpu': 128}
-_ACCELERATOR_LANES = 4096
-# A KL block holds at most this many entries of Q-bar (block_rows x V): 64 MB in float64 on a
-# CPU, 2 GB on an accelerator (a block must hold at least one pool of lanes to keep it busy).
-_KL_BLOCK_ENTRIES = {'cpu': 1 << 23}
-_ACCELERATOR_KL_BLOCK_ENTRIES = 1 << 28
-
-
 # eg_solve_l2 pads its problems to a multiple of this many.
 _ROW_BUCKET = 64
-# EG iterations between two checks of the lane pool (see eg_solve).
-_STEPS = {'cpu': 1}
-_ACCELERATOR_STEPS = 16
 
 
 def _pool():
-    """Lane-pool settings of the current JAX backend: lanes and steps per check."""
-    backend = jax.default_backend()
-    return dict(lanes=_LANES.get(backend, _ACCELERATOR_LANES),
-                steps=_STEPS.get(backend, _ACCELERATOR_STEPS))
+    """Lane-pool settings of the current JAX backend (:data:`~gensim_anchor._defaults.BACKEND_TUNING`):
+    lanes, and EG iterations between two checks of the pool."""
+    row = tuning(jax.default_backend())
+    return dict(lanes=row['eg_lanes'], steps=row['eg_steps'])
 
 
 class RecoverResult(NamedTuple):
@@ -118,12 +100,18 @@ class Recovery(NamedTuple):
         p(z), sums to 1: the shape of the Dirichlet prior.
     solver : RecoverResult or None
         Per-word convergence of EG (None for ``'original'``).
+    eps : float or None
+        The duality-gap tolerance used.
+    solved : numpy.ndarray of int or None
+        The words whose p(z | w) EG solved (p(w) > 0, not a single-word anchor).
 
     """
     A: np.ndarray
     R: np.ndarray
     p_z: np.ndarray
     solver: object = None
+    eps: object = None
+    solved: object = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -317,7 +305,7 @@ def _solve_kl(T, B, eps, max_iter, lanes, steps):
 def kl_block_size(num_words, num_terms):
     """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB, on a
     CPU; 2^28 on an accelerator)."""
-    entries = _KL_BLOCK_ENTRIES.get(jax.default_backend(), _ACCELERATOR_KL_BLOCK_ENTRIES)
+    entries = tuning(jax.default_backend())['kl_block_entries']
     return int(max(1, min(num_words, entries // max(num_terms, 1))))
 
 
@@ -424,18 +412,15 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
         raise ValueError("loss must be one of %s, got %r" % (LOSSES, loss))
     if r_method not in R_METHODS:
         raise ValueError("r_method must be one of %s, got %r" % (R_METHODS, r_method))
-    groups = _as_groups(anchors)
+    groups = as_groups(anchors)
     single = np.array([len(g) == 1 for g in groups], dtype=bool)
     anchors = single_word_anchors(groups)
     if p_w is None:
         p_w = cooc.row_sums()
     if loss == 'original':
-        if not single.all():
-            raise ValueError("the original Recover inverts Q on the anchor words and needs one word "
-                             "per topic; groups of anchor words need loss='L2' or 'KL'")
+        check.check_groups_loss(loss, groups)
         return _recover_original(cooc, anchors)
     eps = DEFAULT_EPS[loss] if eps is None else eps
-    start = time.perf_counter()
     K = len(anchors)
     Q_S_bar = anchor_rows(cooc, p_w, groups)
     active = np.flatnonzero(p_w > 0)
@@ -459,15 +444,7 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
     solver = RecoverResult(C, n_iter, gap, converged)
     A, p_z = _bayes(C, p_w)
     R = _topic_cooccurrence(cooc, A) if r_method == 'pinv' else diagonal_topic_cooccurrence(cooc, A, groups)
-    capped = int((~converged).sum())
-    logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d EG iterations in %.2fs",
-                loss, len(active), K, eps, int(np.median(solved.n_iter)) if len(active) else 0,
-                int(solved.n_iter.max()) if len(active) else 0, time.perf_counter() - start)
-    if capped:
-        logger.warning("%d of %d words stopped before the duality gap fell below eps=%g "
-                       "(max_iter=%d or float64 precision); largest gap %.3g",
-                       capped, len(active), eps, max_iter, float(gap.max()))
-    return Recovery(A, R, p_z, solver)
+    return Recovery(A, R, p_z, solver, eps, active)
 
 
 def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
@@ -550,7 +527,7 @@ def diagonal_topic_cooccurrence(cooc, A, groups):
         [[0.3, 0.1], [0.1, 0.5]]
 
     """
-    groups = _as_groups(groups)
+    groups = as_groups(groups)
     words = np.concatenate(groups)
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     G = np.zeros((len(words), len(groups)))  # word -> topic indicator
@@ -578,7 +555,6 @@ def project_simplex(Y, axis=0):
 
 def _recover_original(cooc, anchors):
     """Recover (Arora, Ge & Moitra 2012) by matrix inversion, then projection to the simplex."""
-    start = time.perf_counter()
     Q_S = cooc.rows(anchors)  # K x V
     Q_SS = Q_S[:, anchors]
     try:
@@ -591,5 +567,4 @@ def _recover_original(cooc, anchors):
     R = z[:, None] * Q_SS * z[None, :]
     p_z = np.maximum(R.sum(axis=1), 0.0)
     p_z = p_z / p_z.sum() if p_z.sum() > 0 else np.full(len(anchors), 1.0 / len(anchors))
-    logger.info("Recover (original): K=%d in %.2fs", len(anchors), time.perf_counter() - start)
     return Recovery(A, R, p_z, None)

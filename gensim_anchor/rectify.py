@@ -75,18 +75,15 @@ Examples
     True
 
 """
-import logging
 import math
-import time
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._defaults import RECTIFY_MAX_ITER, RECTIFY_TOL
 from .cooccurrence import Cooccurrence
-
-logger = logging.getLogger(__name__)
 
 #: Working memory the AP may take, in bytes (about :data:`_WORK_COPIES` V x V float64 arrays).
 #: 8 GiB admits V <= 13,377 words.
@@ -96,8 +93,8 @@ MAX_BYTES = 8 * 2 ** 30
 _WORK_COPIES = 6
 #: Default cap on AP iterations, and tolerance on the relative change of the iterate (1e-4 stops
 #: KOS after 41 iterations, see the measurement above).
-DEFAULT_MAX_ITER = 50
-DEFAULT_TOL = 1e-4
+DEFAULT_MAX_ITER = RECTIFY_MAX_ITER
+DEFAULT_TOL = RECTIFY_TOL
 #: Subspace iteration: power steps on Q before the first projection, and the oversampling p of
 #: the block (b = K + p).
 _WARMUP = 10
@@ -217,7 +214,8 @@ def rectify(Q, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, seed=0
     num_topics : int
         K, the rank of the PSD projection.
     max_iter : int
-        Cap on AP iterations; a WARNING is logged when it is reached first.
+        Cap on AP iterations; ``converged`` is False when it is reached first (the model
+        logs a WARNING naming the residual).
     tol : float
         Stop when the relative Frobenius change of the iterate falls below it.
     seed : int
@@ -237,7 +235,6 @@ def rectify(Q, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, seed=0
     b = _block_size(V, num_topics)
     # A block of the whole space is exact at once: the identity, no power steps.
     U0 = np.eye(V) if b == V else np.random.default_rng(seed).standard_normal((V, b))
-    start = time.perf_counter()
     with jax.enable_x64(True):
         C, it, change, residual = _rectify(jnp.asarray(Q), jnp.asarray(U0), jnp.asarray(max_iter),
                                            jnp.asarray(tol, jnp.float64), 0 if b == V else _WARMUP,
@@ -246,13 +243,6 @@ def rectify(Q, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, seed=0
     it, change, residual = int(it), float(change), float(residual)
     moved = float(np.linalg.norm(C - Q) / max(np.linalg.norm(Q), 1e-300))
     converged = change <= tol
-    logger.info("rectification (alternating projection, K=%d, V=%d, block %d): %d iterations in "
-                "%.2fs, last relative change %.3g, distance from rank-K PSD <= %.3g, moved Q by %.3g "
-                "(relative)", num_topics, V, b, it, time.perf_counter() - start, change, residual, moved)
-    if not converged:
-        logger.warning("rectification stopped at rectify_max_iter=%d before the relative change "
-                       "fell below %g (last %.3g); the rectified Q is approximate", max_iter, tol,
-                       change)
     return Rectification(C, it, change, residual, moved, converged)
 
 

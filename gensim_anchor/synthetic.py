@@ -76,7 +76,7 @@ from gensim import interfaces
 from gensim.corpora import Dictionary
 from threadpoolctl import threadpool_limits
 
-from ._validation import check_int, check_positive_float
+from ._validation import check_int, check_positive_float, check_topics
 from .cooccurrence import Cooccurrence
 
 logger = logging.getLogger(__name__)
@@ -198,14 +198,7 @@ def _generator(random_state):
 def _topics_array(topics):
     """(K, V) float64 rows on the simplex, and the model's id2word if it has one."""
     id2word = getattr(topics, 'id2word', None)
-    if hasattr(topics, 'get_topics'):
-        topics = topics.get_topics()
-    array = np.asarray(topics, dtype=np.float64)
-    if array.ndim != 2 or 0 in array.shape:
-        raise ValueError("topics must be a gensim topic model or an array of shape (num_topics, num_terms), "
-                         "got shape %s" % (array.shape,))
-    if not np.all(np.isfinite(array)) or np.any(array < 0):
-        raise ValueError("topics must be finite and >= 0")
+    array = check_topics(topics, 'topics', tol=np.inf)
     sums = array.sum(axis=1)
     if np.any(sums <= 0):
         raise ValueError("topic %d has no probability mass" % int(np.argmin(sums)))

@@ -319,3 +319,24 @@ def test_cooccurrence_not_saved_grows_with_corpus(lee):
     dictionary, corpus = lee
     cooc = build_cooccurrence(corpus, len(dictionary))
     assert cooc.H_tilde.nnz == sum(len(d) for d in corpus if sum(c for _, c in d) >= 2)
+
+
+def test_a_few_capped_words_are_info_a_real_share_a_warning(lee, caplog, monkeypatch):
+    # The Lee corpus's default fit leaves a handful of words just above the duality-gap
+    # tolerance: news for INFO, not a WARNING; the same count as a real share is a WARNING.
+    import gensim_anchor.anchormodel as anchormodel
+    dictionary, corpus = lee
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        model = AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0)
+    capped = int((~model.solver_converged).sum())
+    solved = int((model.solver_n_iter > 0).sum())
+    records = [r for r in caplog.records if 'stopped before the duality gap' in r.getMessage()]
+    assert 0 < capped < 0.01 * solved  # the case the rule is for
+    assert [r.levelno for r in records] == [logging.INFO]
+    assert 'raise max_iter' in records[0].getMessage()
+    caplog.clear()
+    monkeypatch.setattr(anchormodel, 'CAPPED_WARNING_SHARE', capped / solved)
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0)
+    records = [r for r in caplog.records if 'stopped before the duality gap' in r.getMessage()]
+    assert [r.levelno for r in records] == [logging.WARNING]

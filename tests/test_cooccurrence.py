@@ -307,10 +307,11 @@ def test_fractional_count_raises_mentioning_tfidf():
 
 def test_string_document_raises_type_error():
     # A text instead of a bag of words: a common mistake (doc2bow forgotten).
-    with pytest.raises(TypeError, match=r"not all bag-of-words lists of \(word_id, count\) pairs; "
-                                        r"convert texts with Dictionary\.doc2bow first"):
+    with pytest.raises(TypeError, match=r"^document #0 is not a bag-of-words list of \(word_id, count\) "
+                                        r"pairs \(it starts 'human interface computer'\); convert texts "
+                                        r"with Dictionary\.doc2bow first$"):
         build_cooccurrence(["human interface computer"], num_terms=3)
-    with pytest.raises(TypeError, match=r"not all bag-of-words lists of \(word_id, count\) pairs"):
+    with pytest.raises(TypeError, match=r"is not a bag-of-words list of \(word_id, count\) pairs"):
         build_cooccurrence([["human", "interface"]], num_terms=3)
 
 

@@ -8,7 +8,7 @@ distributed = pytest.importorskip('distributed')
 
 from conftest import lda_corpus, random_corpus, separable_topics  # noqa: E402
 from gensim_anchor import AnchorModel  # noqa: E402
-from gensim_anchor.anchormodel import _Reservoir  # noqa: E402
+from gensim_anchor._sampling import Reservoir as _Reservoir  # noqa: E402
 from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence  # noqa: E402
 from gensim_anchor.distributed import (  # noqa: E402
     DistributedCooccurrence, build_cooccurrence_dask, combine_samples)

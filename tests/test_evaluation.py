@@ -78,8 +78,13 @@ def test_l1_accepts_models_and_more_learned_topics():
 def test_l1_validates_its_input():
     rng = np.random.default_rng(3)
     A = _random_A(rng, 20, 4)
-    with pytest.raises(ValueError, match="pass the transpose"):
-        topic_recovery_l1(A, A.T)
+    # K x V topics (get_topics()'s orientation) are read as such where that is unambiguous ...
+    assert topic_recovery_l1(A, A.T).mean == 0.0
+    assert topic_recovery_l1(A.T, A).mean == 0.0
+    # ... and a matrix that is a distribution in neither orientation says what is expected
+    with pytest.raises(ValueError, match=r"A_hat must have columns p\(w \| z\) that sum to 1; column \d+ sums "
+                                         r"to .*get_topics\(\) are K x V with rows that sum to 1"):
+        topic_recovery_l1(A, 2 * A)
     with pytest.raises(ValueError, match="different vocabularies"):
         topic_recovery_l1(A, _random_A(rng, 21, 4))
     with pytest.raises(ValueError, match="fewer than the 4"):
@@ -140,7 +145,7 @@ def test_document_frequencies_brute_force():
 
 
 @pytest.mark.parametrize('bad, match', [
-    ((1.7, 1), r"^document #40 has word id 1\.7 outside the dictionary"),  # was truncated to 1
+    ((1.7, 1), r"^document #40 has word id 1\.7; word ids must be integers"),  # was truncated to 1
     ((-2, 1), r"^document #40 has word id -2 outside the dictionary"),
     ((3, float('nan')), r"^document #40 has count nan for word id 3"),
 ])

@@ -5,6 +5,7 @@ import pytest
 from conftest import lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel
 from gensim_anchor import hybrid
+from gensim_anchor._defaults import tuning
 from gensim_anchor.hybrid import _minka_alpha, gibbs_refine
 from gensim_anchor.likelihood import log_likelihood_per_token
 
@@ -130,7 +131,7 @@ def test_topic_draws_follow_their_weights_across_blocks(monkeypatch):
     """Inverse-CDF draws over padded blocks: frequencies match the weights of each token."""
     import jax
     import jax.numpy as jnp
-    monkeypatch.setitem(hybrid._TOKEN_BLOCKS, jax.default_backend(), 7)  # 3 blocks, padded
+    monkeypatch.setitem(tuning(jax.default_backend()), "gibbs_token_block", 7)  # 3 blocks, padded
     weights = np.array([[1, 0, 3, 0, 6], [0, 0, 0, 0, 2], [5, 5, 0, 1e-3, 0], [1, 1, 1, 1, 1]] * 4
                        + [[2, 0, 0, 0, 1]], np.float32)
     draw = jax.jit(jax.vmap(lambda key: hybrid._draw_topics(

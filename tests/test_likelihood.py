@@ -170,7 +170,7 @@ def test_per_token_is_sum_over_tokens_whatever_the_chunking(tiny):
 def test_errors_name_the_document_across_chunks(tiny):
     topics, docs = tiny
     corpus = docs * 5 + [[(0, 1.5)]]  # document #30, in the fourth chunk of 8
-    with pytest.raises(ValueError, match=r"document 30 has count 1\.5"):
+    with pytest.raises(ValueError, match=r"document #30 has non-integer count 1\.5"):
         log_likelihood_per_token(topics, np.full(3, 0.5), corpus, chunksize=8)
 
 

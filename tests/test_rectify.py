@@ -138,11 +138,14 @@ def test_oversize_vocabulary_names_the_size_memory_and_remedy(noisy, monkeypatch
                     q_mode='implicit')
 
 
-def test_iteration_cap_is_logged(noisy, caplog):
+def test_iteration_cap_is_reported(noisy, caplog):
     Q = build_cooccurrence(noisy['docs'], noisy['V']).to_dense()
-    with caplog.at_level(logging.INFO, logger='gensim_anchor.rectify'):
-        result = rectify(Q, noisy['K'], max_iter=2, tol=1e-12)
+    result = rectify(Q, noisy['K'], max_iter=2, tol=1e-12)
     assert result.n_iter == 2 and not result.converged
+    # The stage returns its counts; the model logs them once, with a WARNING at the cap.
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        AnchorModel(noisy['docs'], num_topics=noisy['K'], rectify=True, rectify_max_iter=2,
+                    random_state=0, alpha='symmetric')
     messages = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert any(level == logging.WARNING and 'rectify_max_iter=2' in text for level, text in messages)
     assert any(level == logging.INFO and '2 iterations' in text for level, text in messages)

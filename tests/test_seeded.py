@@ -158,7 +158,7 @@ def test_find_anchors_starts_from_seeds_and_cleanup_leaves_them():
     assert len(set(found.indices[1:].tolist()) & {0, 1, 2, 3}) == 3
     with pytest.raises(ValueError, match='seeded anchors are linearly dependent'):
         find_anchors(Y, 3, seeds=[0, 34, 0])
-    with pytest.raises(ValueError, match='5 seeded anchors for 4 topics'):
+    with pytest.raises(ValueError, match='5 seeded anchors for num_topics=4: at most one per topic'):
         find_anchors(Y, 4, seeds=[0, 1, 2, 3, 34])
 
 

@@ -1,0 +1,128 @@
+"""The one bag-of-words parser: a chunk of documents to flat, checked arrays.
+
+Every stage that reads documents (the co-occurrence pass, inference, the likelihood, the
+sampler, the evaluation's document frequencies) parses them here, so a document is accepted
+or refused, and the error names it, the same way everywhere.
+"""
+import itertools
+
+import numpy as np
+
+#: What the co-occurrence pass says of a fractional count.
+RAW_COUNTS = "Q needs raw word counts (a TF-IDF or otherwise weighted corpus cannot be used)"
+
+
+def parse_chunk(chunk, num_terms=None, doc_offset=0, *, unknown='raise', whole_counts=RAW_COUNTS):
+    """Flatten a list of bag-of-words documents into (lengths, ids, counts), validating them.
+
+    Parameters
+    ----------
+    chunk : list of list of (int, number)
+        Documents; numbered from ``doc_offset`` in error messages.
+    num_terms : int, optional
+        V. With ``unknown='raise'`` ids must lie in [0, V) (no upper bound for None).
+    unknown : {'raise', 'keep'}
+        ``'keep'`` accepts any integer id (negative or >= V): a caller that ignores words
+        outside the dictionary, as LdaModel does for new documents, drops them itself.
+    whole_counts : str or None
+        Counts must be whole numbers; the string says why in the error. None accepts
+        fractional counts (a weighted corpus).
+
+    Returns
+    -------
+    lengths : numpy.ndarray, shape (D,), int64
+        Pairs per document.
+    ids : numpy.ndarray, int64
+    counts : numpy.ndarray, float64
+
+    Raises
+    ------
+    TypeError
+        A document that is not a list of (word_id, count) pairs (e.g. a list of tokens).
+    ValueError
+        A fractional or non-finite id, an id outside the dictionary (``unknown='raise'``), a
+        negative or non-finite count, or a fractional one (``whole_counts``).
+    """
+    if not isinstance(chunk, list):
+        chunk = list(chunk)
+    # map(len) and np.fromiter iterate in C: the hot path has no Python loop per document or
+    # pair (np.array of the list of pairs was slower and bounded streaming throughput).
+    try:
+        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+    except TypeError:
+        for i, doc in enumerate(chunk):  # only to name the culprit
+            if not hasattr(doc, '__len__') and not hasattr(doc, '__iter__'):
+                raise TypeError(
+                    "document #%d is a %s, expected a bag-of-words list of (word_id, count) pairs"
+                    % (doc_offset + i, type(doc).__name__)) from None
+        chunk = [doc if hasattr(doc, '__len__') else list(doc) for doc in chunk]  # iterators
+        lengths = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+    entries = itertools.chain.from_iterable
+    try:
+        sizes = np.fromiter(map(len, entries(chunk)), dtype=np.int64, count=int(lengths.sum()))
+        if sizes.size and (sizes.min() != 2 or sizes.max() != 2):
+            raise ValueError("not pairs")
+        pairs = np.fromiter(entries(entries(chunk)), dtype=np.float64, count=2 * sizes.size)
+    except (TypeError, ValueError):
+        raise TypeError(_not_pairs(chunk, doc_offset)) from None
+    pairs = pairs.reshape(-1, 2)
+    ids, counts = pairs[:, 0], pairs[:, 1]
+
+    def _where(bad):
+        pos = int(np.flatnonzero(bad)[0])
+        doc = int(np.searchsorted(np.cumsum(lengths), pos, side='right'))
+        return doc_offset + doc, pairs[pos]
+
+    bad = ~np.isfinite(ids) | (ids != np.round(ids))
+    if bad.any():
+        doc, pair = _where(bad)
+        raise ValueError("document #%d has word id %s; word ids must be integers" % (doc, _num(pair[0])))
+    if unknown == 'raise':
+        bad = ids < 0
+        if num_terms is not None:
+            bad |= ids >= num_terms
+        if bad.any():
+            doc, pair = _where(bad)
+            raise ValueError(
+                "document #%d has word id %s outside the dictionary (valid ids are 0..%s); "
+                "was the corpus made with a different Dictionary?"
+                % (doc, _num(pair[0]), num_terms - 1 if num_terms is not None else 'inf'))
+    bad = ~np.isfinite(counts) | (counts < 0)
+    if bad.any():
+        doc, pair = _where(bad)
+        raise ValueError("document #%d has count %s for word id %d; counts must be finite and >= 0"
+                         % (doc, _num(pair[1]), int(pair[0])))
+    if whole_counts:
+        bad = counts != np.round(counts)
+        if bad.any():
+            doc, pair = _where(bad)
+            raise ValueError("document #%d has non-integer count %s for word id %d; %s"
+                             % (doc, _num(pair[1]), int(pair[0]), whole_counts))
+    return lengths, ids.astype(np.int64), counts
+
+
+def _not_pairs(chunk, doc_offset):
+    """The message for a chunk that is not all (id, count) pairs, naming the first bad document."""
+    for i, doc in enumerate(chunk):
+        try:
+            ok = all(len(pair) == 2 and all(np.isscalar(v) or np.ndim(v) == 0 for v in pair)
+                     for pair in doc)
+        except TypeError:
+            ok = False
+        if not ok:
+            return ("document #%d is not a bag-of-words list of (word_id, count) pairs (it starts "
+                    "%.60r); convert texts with Dictionary.doc2bow first" % (doc_offset + i, doc))
+    return ("documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs; convert "
+            "texts with Dictionary.doc2bow first" % (doc_offset, doc_offset + len(chunk) - 1))
+
+
+def split_documents(lengths, *arrays):
+    """Per-document views of flat arrays: a list of tuples, one per document."""
+    bounds = np.cumsum(lengths)[:-1]
+    return list(zip(*(np.split(a, bounds) for a in arrays))) if len(lengths) else []
+
+
+def _num(value):
+    """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
+    value = float(value)
+    return str(int(value)) if np.isfinite(value) and value == int(value) else repr(value)

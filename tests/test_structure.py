@@ -1,0 +1,167 @@
+"""The package's shape: the import graph reads as the pipeline (no cycle, no stage importing the
+model), and the restructuring left every fit bit for bit as it was."""
+import ast
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gensim import utils
+from gensim.corpora import Dictionary
+from gensim.test.utils import datapath
+
+import gensim_anchor
+from gensim_anchor import AnchorModel
+from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
+
+PACKAGE = Path(gensim_anchor.__file__).parent
+#: Modules above the pipeline: they may import anything; nothing below imports them.
+TOP = {'__init__', '__main__', 'anchormodel', 'cli'}
+
+
+def _imports(path):
+    """Package modules a module imports, at module level or inside functions."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                names.add(node.module.split('.')[0])
+            else:
+                names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or '').startswith('gensim_anchor.'):
+            names.add(node.module.split('.')[1])
+        elif isinstance(node, ast.Import):
+            names.update(a.name.split('.')[1] for a in node.names if a.name.startswith('gensim_anchor.'))
+    return names
+
+
+def import_graph(package=PACKAGE):
+    modules = {p.stem: p for p in package.glob('*.py')}
+    return {name: _imports(path) & set(modules) for name, path in modules.items()}
+
+
+def find_cycle(graph):
+    """A list of modules forming an import cycle, or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = 'open'
+        for other in sorted(graph[node]):
+            if state.get(other) == 'open':
+                return path[path.index(other):] + [other]
+            if other not in state:
+                found = visit(other, path + [other])
+                if found:
+                    return found
+        state[node] = 'done'
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [node])
+            if found:
+                return found
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    assert find_cycle(import_graph()) is None
+
+
+def test_no_stage_imports_the_model_or_the_cli():
+    graph = import_graph()
+    offenders = {name: sorted(deps & TOP) for name, deps in graph.items()
+                 if name not in TOP and deps & TOP}
+    assert offenders == {}
+
+
+def test_the_checks_catch_a_cycle_and_a_stage_importing_the_model(tmp_path):
+    # The same checks on a planted package, so that the two tests above could fail.
+    (tmp_path / 'anchormodel.py').write_text("from . import recovery\n")
+    (tmp_path / 'recovery.py').write_text("def f():\n    from .anchormodel import X\n")
+    (tmp_path / 'anchors.py').write_text("import numpy\n")
+    graph = import_graph(tmp_path)
+    assert find_cycle(graph) in (['anchormodel', 'recovery', 'anchormodel'],
+                                 ['recovery', 'anchormodel', 'recovery'])
+    assert graph['recovery'] & TOP == {'anchormodel'}
+
+
+# ----------------------------------------------------------------------------------------------
+# Bit for bit: checksums of fixed-seed fits computed on main (dd26012) before the restructuring
+# (issue 15). The options are pinned explicitly, so a later change of a default does not move
+# them; a change of the numerics must update them knowingly.
+# ----------------------------------------------------------------------------------------------
+
+def digest(model):
+    h = hashlib.sha256()
+    for array in (model.get_topics(), model.alpha, np.asarray(model.anchors)):
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope='module')
+def synthetic():
+    synth = semi_synthetic_corpus(random_topics(500, 8, beta=0.1, random_state=3), 3000, 60,
+                                  alpha=0.1, random_state=4)
+    return synth.dictionary, synth.corpus
+
+
+PINNED = dict(loss='L2', anchor_min_df=100, random_state=0)
+
+
+@pytest.mark.parametrize('options, expected', [
+    (dict(), '6b25678a68fd05d0'),
+    (dict(q_mode='dense'), '24ed216d662ef5bd'),
+    (dict(rectify=True), '50380d7f6f848a49'),
+])
+def test_semi_synthetic_fits_are_unchanged(synthetic, options, expected):
+    dictionary, corpus = synthetic
+    assert digest(AnchorModel(corpus, num_topics=8, id2word=dictionary, **PINNED, **options)) == expected
+
+
+def test_seeded_and_refined_fits_are_unchanged(synthetic):
+    dictionary, corpus = synthetic
+    seeded = AnchorModel(corpus, num_topics=8, id2word=dictionary, anchors=[[dictionary[0], dictionary[1]]],
+                         **PINNED)
+    assert digest(seeded) == 'ed3a4552e8b7362b'
+    refined = AnchorModel(corpus, num_topics=8, id2word=dictionary, **PINNED)
+    refined.refine(corpus, 'gibbs', num_sweeps=20, burn_in=10)
+    assert digest(refined) == '4a023f7640889254'
+
+
+def test_lee_fits_are_unchanged():
+    texts = [utils.simple_preprocess(line) for line in open(datapath('lee_background.cor'))]
+    dictionary = Dictionary(texts)
+    dictionary.filter_extremes(no_below=2, no_above=0.5)
+    corpus = [dictionary.doc2bow(t) for t in texts]
+    options = dict(num_topics=10, id2word=dictionary, random_state=0, anchor_min_df=5)
+    assert digest(AnchorModel(corpus, loss='L2', **options)) == '01dcef5feb539fea'
+    assert digest(AnchorModel(corpus, loss='original', **options)) == 'ccfca159408ee93c'
+
+
+def test_kos_fit_is_unchanged(kos_corpus):
+    from gensim.corpora import UciCorpus
+    from conftest import DATA_DIR
+    vocab = UciCorpus(str(DATA_DIR / 'uci_kos' / 'docword.kos.txt.gz'),
+                      str(DATA_DIR / 'uci_kos' / 'vocab.kos.txt.gz')).create_dictionary()
+    model = AnchorModel(kos_corpus, num_topics=50, id2word=vocab, **PINNED)
+    assert digest(model) == 'b04be942834298d0'
+
+
+def test_a_model_saved_before_the_restructuring_loads_and_updates():
+    # Saved by main at dd26012 (common_texts, K=2, random_state=0, save_cooccurrence=True): its
+    # pickle names gensim_anchor.anchormodel._Reservoir, which now lives in _sampling.
+    from gensim.test.utils import common_texts
+    data = Path(__file__).parent / 'data'
+    model = AnchorModel.load(str(data / 'main_dd26012_model.pkl'))
+    assert np.array_equal(model.get_topics(), np.load(data / 'main_dd26012_topics.npy'))
+    dictionary = Dictionary(common_texts)
+    model.update([dictionary.doc2bow(t) for t in common_texts])
+    assert np.array_equal(model.get_topics(), np.load(data / 'main_dd26012_updated_topics.npy'))
+
+
+def test_the_gpu_extra_pulls_jax_cuda_wheels():
+    tomllib = pytest.importorskip('tomllib')
+    project = tomllib.loads((PACKAGE.parent / 'pyproject.toml').read_text())['project']
+    gpu = project['optional-dependencies']['gpu']
+    assert any(req.replace(' ', '').startswith('jax[cuda') for req in gpu)
