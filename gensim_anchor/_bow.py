@@ -126,3 +126,64 @@ def _num(value):
     """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
     value = float(value)
     return str(int(value)) if np.isfinite(value) and value == int(value) else repr(value)
+
+
+class DocumentStore:
+    """Parsed documents kept in flat arrays: what the single pass hands to a refinement that
+    needs the tokens (``AnchorModel(..., refine='gibbs')``), so the corpus is still read once.
+
+    Memory: 12 bytes per distinct (document, word) pair (int32 id and count, plus one int32
+    length per document), about as much as the co-occurrence statistics' H~.
+    """
+
+    def __init__(self):
+        self._chunks = []
+        self.lengths = np.zeros(0, np.int32)
+        self.ids = np.zeros(0, np.int32)
+        self.counts = np.zeros(0, np.int32)
+
+    def add(self, lengths, ids, counts):
+        """A parsed chunk (:func:`parse_chunk`'s arrays, whole counts)."""
+        self._chunks.append((lengths.astype(np.int32), ids.astype(np.int32), counts.astype(np.int32)))
+
+    def _flush(self):
+        if self._chunks:
+            parts = [(self.lengths, self.ids, self.counts)] + self._chunks
+            self.lengths, self.ids, self.counts = (np.concatenate(a) for a in zip(*parts))
+            self._chunks = []
+        return self
+
+    @property
+    def num_docs(self):
+        return len(self._flush().lengths)
+
+    @property
+    def num_tokens(self):
+        return int(self._flush().counts.sum(dtype=np.int64))
+
+    def merge(self, other):
+        """The documents of both, ``self``'s first (a new store; neither is changed)."""
+        out = DocumentStore()
+        for store in (self, other):
+            store._flush()
+            out.add(store.lengths, store.ids, store.counts)
+        return out._flush()
+
+    def tokens(self):
+        """One (document index, word id) pair per token, in document order."""
+        self._flush()
+        doc = np.repeat(np.arange(len(self.lengths), dtype=np.int32), self.lengths)
+        return np.repeat(doc, self.counts), np.repeat(self.ids, self.counts)
+
+    def __getstate__(self):
+        return self._flush().__dict__
+
+    def __iter__(self):
+        """The documents as bag-of-words lists (a re-iterable corpus)."""
+        self._flush()
+        bounds = np.concatenate([[0], np.cumsum(self.lengths, dtype=np.int64)])
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            yield list(zip(self.ids[lo:hi].tolist(), self.counts[lo:hi].tolist()))
+
+    def __len__(self):
+        return self.num_docs

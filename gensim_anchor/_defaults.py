@@ -68,8 +68,14 @@ ALPHA_SAMPLE = 1000
 DEFAULT_SUBSTEPS = 2
 #: Topic-word prior of the sampler (tomotopy's and Griffiths & Steyvers' 0.01).
 DEFAULT_ETA = 0.01
-#: Sweeps and burn-in of the Gibbs refinement.
+#: The cap on sweeps of the Gibbs refinement, and the fixed burn-in of earlier versions (now
+#: chosen by the convergence rule unless given).
 DEFAULT_SWEEPS, DEFAULT_BURN_IN = 200, 100
+#: The convergence rule of :func:`gensim_anchor.hybrid.gibbs_refine`: every REFINE_CHECK_EVERY
+#: sweeps, burn-in ends (after at least REFINE_MIN_BURN_IN) once the log joint per token rose
+#: by less than REFINE_TOL nats per sweep; the topics are then averaged over
+#: max(REFINE_AVERAGE, burn-in) sweeps.
+REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 1e-3
 
 # --- Per-backend tuning -------------------------------------------------------------------------
 #: One row per JAX backend; any backend not named (GPU, TPU) is an accelerator.

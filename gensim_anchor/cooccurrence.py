@@ -190,7 +190,7 @@ def _chunk_matrix(lengths, ids, counts, num_terms):
 
 
 def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000, progress=None,
-                       sample=None):
+                       sample=None, documents=None):
     """One pass over a bag-of-words stream to the co-occurrence statistics of Q.
 
     Parameters
@@ -211,6 +211,8 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         only when stderr is a terminal. Throughput is logged at INFO either way.
     sample : :class:`~gensim_anchor._sampling.Reservoir`, optional
         Also draws a uniform sample of the documents during the same pass.
+    documents : :class:`~gensim_anchor._bow.DocumentStore`, optional
+        Also keeps every parsed document (for a refinement that needs the tokens).
 
     Returns
     -------
@@ -241,7 +243,7 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
     check_corpus(corpus)
     start = time.perf_counter()
     acc = accumulate(corpus if sample is None else sample.watch(corpus), num_terms,
-                     mode=pass_mode(mode), chunksize=chunksize, progress=progress)
+                     mode=pass_mode(mode), chunksize=chunksize, progress=progress, documents=documents)
     if acc.num_docs_read == 0:
         raise ValueError("the corpus is empty: no documents were read")
     if acc.num_docs == 0:
@@ -344,7 +346,7 @@ def pass_mode(q_mode, old=None):
 _LOG_INTERVAL = 10.0
 
 
-def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False):
+def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=False, documents=None):
     """The pass of :func:`build_cooccurrence` without its checks on the result: an
     :class:`_Accumulator` (``finish()`` gives the Cooccurrence) that may hold no document (a
     partition of a corpus may be empty). ``mode`` is ``'implicit'`` or ``'dense'``
@@ -355,6 +357,8 @@ def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=F
     with tqdm(desc='co-occurrence', unit='doc', unit_scale=True, disable=disable) as bar:
         for chunk in utils.grouper(corpus, chunksize):
             lengths, ids, counts = parse_chunk(chunk, num_terms, acc.num_docs_read)
+            if documents is not None:
+                documents.add(lengths, ids, counts)
             acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
             now = time.perf_counter()
             rate = acc.num_tokens / max(now - start, 1e-9)

@@ -78,8 +78,9 @@ import numpy as np
 from gensim import utils
 
 from . import _validation as check
-from ._bow import parse_chunk
-from ._defaults import DEFAULT_BURN_IN, DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, SAMPLERS, tuning
+from ._bow import DocumentStore, parse_chunk
+from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
+                        REFINE_MIN_BURN_IN, REFINE_TOL, SAMPLERS, tuning)
 from ._sampling import seed_of
 
 logger = logging.getLogger(__name__)
@@ -102,17 +103,40 @@ class GibbsResult(NamedTuple):
         The Dirichlet prior on document topics (updated if ``optimize_alpha``).
     num_tokens : int
         Tokens sampled per sweep.
+    num_sweeps : int
+        Sweeps run (at most the ``num_sweeps`` cap).
+    burn_in : int
+        Sweeps before the topics were averaged (chosen by the convergence rule when
+        ``burn_in=None``).
+    converged : bool
+        The log joint settled before the cap (always True with a fixed ``burn_in``).
+    log_joint : numpy.ndarray, shape (C, 2)
+        (sweep, log p(w, z) per token) at each convergence check (empty with a fixed
+        ``burn_in``).
     """
     topics: np.ndarray
     alpha: np.ndarray
     num_tokens: int
+    num_sweeps: int = 0
+    burn_in: int = 0
+    converged: bool = True
+    log_joint: np.ndarray = np.zeros((0, 2))
 
 
 def _tokens(corpus, num_terms, chunksize=10000):
     """Flatten a bag-of-words corpus into token arrays (document index, word id).
 
-    Documents are parsed and checked a chunk at a time by the co-occurrence pass's parser.
+    Documents are parsed and checked a chunk at a time by the co-occurrence pass's parser; a
+    :class:`~gensim_anchor._bow.DocumentStore` (kept by that pass) is already parsed.
     """
+    if isinstance(corpus, DocumentStore):
+        doc, word = corpus.tokens()
+        if not len(doc):
+            raise ValueError("the corpus has no tokens to sample")
+        if word.max() >= num_terms:
+            raise ValueError("the documents hold word id %d, outside the topics' %d terms"
+                             % (int(word.max()), num_terms))
+        return doc, word, corpus.num_docs
     docs, words, counts = [], [], []
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
@@ -269,6 +293,33 @@ def _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
     return jax.jit(counts), jax.jit(sweep)
 
 
+@functools.lru_cache(maxsize=1)
+def _log_joint_fn():
+    """Jitted log p(w, z | alpha, eta) per token of the sampler's state (collapsed over theta
+    and phi; Griffiths & Steyvers 2004, eq. 2-3), from the counts alone."""
+    import jax
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    def log_joint(n_dk, n_kw, alpha, eta):
+        K, V = n_kw.shape
+        n_kw, n_dk = n_kw.astype(jnp.float32), n_dk.astype(jnp.float32)
+        words = (K * (gammaln(V * eta) - V * gammaln(eta)) + gammaln(n_kw + eta).sum()
+                 - gammaln(n_kw.sum(axis=1) + V * eta).sum())
+        docs = (n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
+                + gammaln(n_dk + alpha).sum() - gammaln(n_dk.sum(axis=1) + alpha.sum()).sum())
+        return (words + docs) / n_kw.sum()
+
+    return jax.jit(log_joint)
+
+
+def _settled(checks, tol):
+    """The convergence rule: the log joint per token rose by less than ``tol`` per sweep
+    between the last two checks."""
+    (s0, l0), (s1, l1) = checks[-2], checks[-1]
+    return (l1 - l0) / (s1 - s0) < tol
+
+
 def _substep_order(doc, num_docs, substeps):
     """Token order and sub-step boundaries: the n-th token of a document goes to sub-step
     n mod ``substeps``, so each sub-step holds 1/substeps of every document."""
@@ -295,9 +346,9 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     return _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
 
 
-def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=DEFAULT_BURN_IN,
+def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
                  eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
-                 random_state=None):
+                 tol=REFINE_TOL, random_state=None, callback=None):
     """Refine topics by Gibbs sampling for LDA, starting from them.
 
     Parameters
@@ -306,13 +357,26 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
         Starting p(w | z) (rows sum to 1), e.g. ``AnchorModel.get_topics()``.
     alpha : array_like, shape (K,)
         Starting Dirichlet prior on document topics.
-    corpus : iterable of list of (int, int)
+    corpus : iterable of list of (int, int), or :class:`~gensim_anchor._bow.DocumentStore`
         The training documents (read once; tokens are held in memory: 12 bytes each, with
         their topics).
     p_z : array_like, shape (K,), optional
         Topic weights for the first assignments (default: ``alpha`` normalised).
-    num_sweeps, burn_in : int
-        Sweeps in all, and sweeps before topic estimates are averaged (``burn_in < num_sweeps``).
+    num_sweeps : int
+        The cap on sweeps.
+    burn_in : int, optional
+        Sweeps before the topic estimates are averaged (``burn_in < num_sweeps``; then exactly
+        ``num_sweeps`` are run). None (default): chosen by the convergence rule below, and the
+        sampler stops early.
+    tol : float
+        The convergence rule (``burn_in=None``): every :data:`~gensim_anchor._defaults.REFINE_CHECK_EVERY`
+        sweeps the log joint likelihood of the training tokens and their topics,
+        :math:`\log p(w, z \mid \alpha, \eta)` per token (held-in data only), is computed
+        from the counts; burn-in ends at the first check, after at least
+        :data:`~gensim_anchor._defaults.REFINE_MIN_BURN_IN` sweeps, where it rose by less
+        than ``tol`` nats per token per sweep since the previous check. The topics are then
+        averaged over ``max(REFINE_AVERAGE, burn_in)`` more sweeps, within the cap. If it
+        never settles, burn-in ends at half the cap (``converged`` is False).
     eta : float
         Symmetric topic-word prior.
     optimize_alpha : bool
@@ -329,10 +393,22 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
         the simultaneous update overestimates alpha). Unused by ``'blocked'``.
     random_state : {int, numpy.random.RandomState}, optional
         Seed; the same seed gives the same result.
+    callback : callable, optional
+        ``callback(sweep, state)`` after every sweep (1-based), with ``state`` a dict of the
+        counts ``n_dk``, ``n_kw``, ``alpha`` and the running ``average`` of the topic
+        estimates (None during burn-in), as JAX arrays: for monitoring, e.g. the curves of
+        ``benchmarks/bench_refine.py``.
 
     Returns
     -------
     GibbsResult
+
+    Notes
+    -----
+    Why the log joint: it is the quantity the collapsed sampler's moves raise on average, it
+    needs only the counts (no held-out data, no extra pass), and it flattens when the chain
+    has reached its stationary regime, which is when averaging the posterior means starts to
+    pay (the held-out likelihood curves of ``benchmarks/results/bench_refine.log``).
     """
     import jax
     import jax.numpy as jnp
@@ -345,9 +421,12 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     if alpha.shape != (K,) or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
         raise ValueError("alpha must be %d positive finite numbers, got %r" % (K, alpha))
     num_sweeps = check.check_int('num_sweeps', num_sweeps, minimum=1)
-    burn_in = check.check_int('burn_in', burn_in, minimum=0)
-    if burn_in >= num_sweeps:
+    burn_in = check.check_int('burn_in', burn_in, minimum=0, allow_none=True)
+    if burn_in is not None and burn_in >= num_sweeps:
         raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (burn_in, num_sweeps))
+    if burn_in is None and num_sweeps < 2:
+        raise ValueError("num_sweeps must be >= 2 with burn_in=None (a burn-in and an average)")
+    tol = check.check_positive_float('tol', tol)
     eta = check.check_positive_float('eta', eta)
     sampler = check.check_option('sampler', sampler, SAMPLERS)
     substeps = check.check_int('substeps', substeps, minimum=1)
@@ -371,21 +450,37 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     n_dk, n_kw = counts(doc_j, word_j, z)
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
+    eta_j = jnp.float32(eta)
+    adaptive, converged, checks = burn_in is None, burn_in is not None, []
+    end = num_sweeps
     last_log = time.perf_counter()
     for i in range(num_sweeps):  # one jitted call per sweep; the sweep itself has no loop
         key, k = jax.random.split(key)
-        z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j,
-                                                 jnp.float32(eta))
-        if i >= burn_in:
+        z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j, eta_j)
+        if burn_in is not None and i >= burn_in:
             total = total + mean_phi
+        elif adaptive and (i + 1) % REFINE_CHECK_EVERY == 0:
+            checks.append((i + 1, float(_log_joint_fn()(n_dk, n_kw, alpha_j, eta_j))))
+            settled = i + 1 >= REFINE_MIN_BURN_IN and len(checks) > 1 and _settled(checks, tol)
+            if settled or i + 1 >= num_sweeps // 2:
+                burn_in, converged = i + 1, settled
+                end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
+        if callback is not None:
+            callback(i + 1, dict(n_dk=n_dk, n_kw=n_kw, alpha=alpha_j,
+                                 average=None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)))
         if time.perf_counter() - last_log > _LOG_EVERY:
             alpha_j.block_until_ready()  # sweeps run asynchronously: time the finished ones
             last_log = time.perf_counter()
-            logger.info("Gibbs sweep %d/%d (%d burn-in), %.1f s, alpha sum %.3g",
-                        i + 1, num_sweeps, burn_in, last_log - start, float(alpha_j.sum()))
+            logger.info("Gibbs sweep %d/%d (%s burn-in), %.1f s, alpha sum %.3g",
+                        i + 1, end, burn_in if burn_in is not None else 'adaptive',
+                        last_log - start, float(alpha_j.sum()))
+        if i + 1 >= end:
+            break
     result = np.asarray(total, dtype=np.float64)
     result /= result.sum(axis=1, keepdims=True)
-    logger.info("Gibbs refinement (%s): %d sweeps (%d burn-in) over %d tokens of %d documents, "
-                "K=%d, in %.2fs", sampler, num_sweeps, burn_in, len(doc), num_docs, K,
-                time.perf_counter() - start)
-    return GibbsResult(result, np.asarray(alpha_j, dtype=np.float64), len(doc))
+    logger.info("Gibbs refinement (%s): %d sweeps (%d burn-in%s) over %d tokens of %d documents, "
+                "K=%d, in %.2fs", sampler, i + 1, burn_in,
+                "" if not adaptive else ", settled" if converged else ", not settled: the cap",
+                len(doc), num_docs, K, time.perf_counter() - start)
+    return GibbsResult(result, np.asarray(alpha_j, dtype=np.float64), len(doc), i + 1, burn_in,
+                       converged, np.array(checks, dtype=np.float64).reshape(-1, 2))
