@@ -214,7 +214,9 @@ def save_portable(model, path, *, save_cooccurrence=False):
 
     os.makedirs(path, exist_ok=True)
     for name, value in arrays.items():
-        value = np.ascontiguousarray(value)
+        # Saved in its own memory order (np.save keeps Fortran order): float32 sums over a
+        # transposed copy round differently, and to_ldamodel() would not be bit for bit the same.
+        value = np.asarray(value)
         fname = name + '.npy'
         np.save(os.path.join(path, fname), value, allow_pickle=False)
         doc['arrays'][name] = dict(file=fname, dtype=value.dtype.name, shape=list(value.shape))
@@ -455,6 +457,8 @@ def _decode_random_state(loader, spec, key):
     cached = loader.get(spec, 'cached_gaussian', 'random_state', 'float')
     if name != 'MT19937':
         loader.fail("'random_state.bit_generator' must be 'MT19937', got %r" % name)
+    if not 0 <= pos <= 624 or has_gauss not in (0, 1):  # numpy itself does not check pos
+        loader.fail("'random_state' is not a valid MT19937 state (pos %d, has_gauss %d)" % (pos, has_gauss))
     _check_shape(loader, 'random_state_key', key, (624,), 'u')
     rs = np.random.RandomState()
     try:
