@@ -664,8 +664,8 @@ def load_portable(path, mmap=None, cls=None):
         if s[key] < 1:
             loader.fail("%r must be >= 1 for a trained model, got %d" % ('state.' + key, s[key]))
     groups = loader.get(state, 'anchor_groups', 'state', 'list')
-    if len(groups) != K or not all(isinstance(g, list) and g and all(_KINDS['int'](i) and 0 <= i < V for i in g)
-                                   for g in groups):
+    if len(groups) != K or not all(
+            isinstance(g, list) and g and all(_KINDS['int'](i) and 0 <= i < V for i in g) for g in groups):
         loader.fail("'state.anchor_groups' must be %d non-empty lists of word ids in 0..%d" % (K, V - 1))
     timings = loader.get(state, 'timings', 'state', 'dict')
     if not all(_KINDS['float'](v) for v in timings.values()):

@@ -192,9 +192,6 @@ def test_save_refusals(common, tmp_path):
 # Tampering: each kind gives a PortableFormatError (a ValueError) naming file and problem
 # ----------------------------------------------------------------------------------------------
 
-MARKER = []
-
-
 def _touch(path):  # what a malicious pickle would run
     with open(path, 'w') as fout:
         fout.write('pwned')
@@ -284,7 +281,8 @@ def test_object_array_is_refused_and_never_unpickled(saved, tmp_path):
     (lambda d: d['id2word'].__setitem__('token2id', [["graph", "0"]]),
      r"'id2word\.token2id' must be a list of \[str, int >= 0\] pairs"),
     (lambda d: d['id2word'].__setitem__('type', 'pickle'), r"'id2word\.type' must be 'Dictionary'"),
-    (lambda d: d['id2word']['token2id'].pop(), r"'id2word' covers 11 word ids, but 'options\.num_terms' is 12"),
+    (lambda d: d['id2word']['token2id'].pop(),
+     r"'id2word' covers 11 word ids, but 'options\.num_terms' is 12"),
     (lambda d: d['random_state'].__setitem__('pos', 10 ** 6), r"'random_state' is not a valid MT19937 state"),
     (lambda d: d['sample']['rng'].__setitem__('bit_generator', 'MT19937'),
      r"'sample\.rng' is not a valid PCG64 state"),
