@@ -77,6 +77,11 @@ _OPTIONS = ('num_topics', 'num_terms', 'chunksize', 'loss', 'eps', 'max_iter', '
             'iterations', 'gamma_threshold', 'alpha_arg', 'eta_arg', 'alpha_sample', 'dtype',
             'projection_seed')
 
+_OPTIONAL_ARRAYS = frozenset(
+    ['alpha_arg', 'eta_arg', 'solver_n_iter', 'solver_gap', 'solver_converged', 'cooc_doc_freq',
+     'cooc_term_counts', 'cooc_h_hat', 'cooc_Q_sum', 'cooc_H_data', 'cooc_H_indices',
+     'cooc_H_indptr', 'sample_indptr', 'sample_ids', 'sample_counts'])
+
 
 class PortableFormatError(ValueError):
     """A portable model directory that cannot be loaded: tampered with, truncated, or written by
@@ -213,6 +218,12 @@ def save_portable(model, path, *, save_cooccurrence=False):
                cooccurrence=cooc_json, sample=sample_json, arrays={})
 
     os.makedirs(path, exist_ok=True)
+    # Optional arrays of an earlier save here (say, with save_cooccurrence=True) would be left
+    # beside a model.json that does not list them: remove the ones of our own names.
+    for name in _OPTIONAL_ARRAYS - set(arrays):
+        stale = os.path.join(path, name + '.npy')
+        if os.path.isfile(stale) and not os.path.islink(stale):
+            os.remove(stale)
     for name, value in arrays.items():
         # Saved in its own memory order (np.save keeps Fortran order): float32 sums over a
         # transposed copy round differently, and to_ldamodel() would not be bit for bit the same.

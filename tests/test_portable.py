@@ -145,6 +145,9 @@ def test_update_after_load_is_the_same_as_on_the_original(lee, tmp_path, q_mode)
     original.save_portable(tmp_path / 'full', save_cooccurrence=True)
     with pytest.raises(RuntimeError, match='save_cooccurrence=True'):
         AnchorModel.load_portable(tmp_path / 'plain').update(corpus[150:])
+    original.save_portable(tmp_path / 'again', save_cooccurrence=True)
+    original.save_portable(tmp_path / 'again')  # over it: no statistics left behind
+    assert not [f for f in os.listdir(tmp_path / 'again') if f.startswith(('cooc_', 'sample_'))]
     resumed = AnchorModel.load_portable(tmp_path / 'full')
     assert resumed._cooccurrence.mode == q_mode
     assert resumed._sample.docs == original._sample.docs
