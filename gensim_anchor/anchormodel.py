@@ -774,6 +774,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     def load(cls, fname, *args, **kwargs):
         """Load a model saved with :meth:`save` (``mmap='r'`` maps the large arrays).
 
+        .. warning::
+            :meth:`save` writes a pickle, and loading a pickle runs whatever code the file
+            carries: load only files from a trusted source. Models meant to be shared are safer
+            in the portable format (:meth:`save_portable`, :meth:`load_portable`), which loads
+            without executing anything.
+
         Raises
         ------
         FileNotFoundError
@@ -819,3 +825,34 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if getattr(model, 'anchor_groups', None) is None and model.anchors is not None:
             model.anchor_groups = [[int(i)] for i in model.anchors]  # saved before seeded anchors
         return model
+
+    def save_portable(self, path, *, save_cooccurrence=False):
+        """Save the model as a directory of JSON and ``.npy`` files that loads without
+        unpickling anything (:mod:`gensim_anchor.portable`): safe to share.
+
+        Parameters
+        ----------
+        path : str
+            Directory (created if needed).
+        save_cooccurrence : bool
+            Also save the co-occurrence statistics and the alpha sample, so that a loaded model
+            can be ``update``-d.
+        """
+        from .portable import save_portable
+        save_portable(self, path, save_cooccurrence=save_cooccurrence)
+
+    @classmethod
+    def load_portable(cls, path, mmap=None):
+        """Load a model saved with :meth:`save_portable`; nothing in the files is executed, and
+        every value is checked before the model is returned (``mmap='r'`` maps the arrays).
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path``, its ``model.json`` or an array file it lists is missing.
+        gensim_anchor.portable.PortableFormatError
+            (a ValueError) If a file was tampered with, truncated or written in a newer format;
+            the message names the file and the problem.
+        """
+        from .portable import load_portable
+        return load_portable(path, mmap=mmap, cls=cls)

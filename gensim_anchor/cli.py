@@ -13,7 +13,14 @@ Inputs (at most one; with none, gensim's bundled Lee background corpus is used):
 * ``--ldac FILE VOCAB``: Blei's LDA-C format.
 
 Output: one line per topic (index, anchor word, top words), the UMass coherence of each topic and
-their mean, the time the fit took, and where the model was saved.
+their mean, the time the fit took, and where the model was saved: a pickle
+(:meth:`AnchorModel.save`, the default) or, with ``--save-format portable``, a directory of JSON
+and ``.npy`` files that loads without executing anything (:meth:`AnchorModel.save_portable`), the
+format to share.
+
+``--load MODEL`` prints the topics of a saved model instead of training one (a portable
+directory, or a pickle file, which must come from a trusted source); with ``--output`` it is
+saved again, e.g. converted to the portable format.
 
 Examples
 --------
@@ -22,6 +29,8 @@ Examples
     gensim-anchor --num-topics 10
     gensim-anchor --uci docword.kos.txt.gz vocab.kos.txt.gz --num-topics 50 --output kos.model
     python -m gensim_anchor --text news.txt.gz --loss KL --topn 15 --no-save
+    gensim-anchor --num-topics 10 --save-format portable --output lee_model
+    gensim-anchor --load kos.model --save-format portable --output kos_portable
 
 """
 import argparse
@@ -46,6 +55,8 @@ logger = logging.getLogger(__name__)
 PROG = 'gensim-anchor'
 DEFAULT_CORPUS = 'lee_background.cor'
 DEFAULT_TOPICS_BUNDLED, DEFAULT_TOPICS = 10, 20
+DEFAULT_OUTPUT = 'anchor.model'
+SAVE_FORMATS = ('pickle', 'portable')
 
 
 class CliError(Exception):
@@ -129,9 +140,19 @@ def build_parser():
     out.add_argument('--topn', type=int, default=10, metavar='N',
                      help="words shown per topic, also used for the coherence "
                           "(default: %(default)s)")
-    out.add_argument('-o', '--output', default='anchor.model', metavar='PATH',
-                     help="where to save the model (default: %(default)s)")
+    out.add_argument('-o', '--output', metavar='PATH',
+                     help="where to save the model: a file, or a directory with --save-format "
+                          "portable (default: %s; with --load: not saved)" % DEFAULT_OUTPUT)
     out.add_argument('--no-save', action='store_true', help="do not save the model")
+    out.add_argument('--save-format', choices=SAVE_FORMATS, default='pickle',
+                     help="'pickle': one file (AnchorModel.save; load only files from a trusted "
+                          "source); 'portable': a directory of JSON and .npy files that loads "
+                          "without executing anything (AnchorModel.save_portable), for sharing "
+                          "(default: %(default)s)")
+    out.add_argument('--load', metavar='MODEL',
+                     help="print the topics of a saved model instead of training one: a portable "
+                          "directory, or a pickle file (only from a trusted source); saved again "
+                          "only with --output (to convert it)")
     chatter = out.add_mutually_exclusive_group()
     chatter.add_argument('-v', '--verbose', action='store_true', help="log progress (INFO)")
     chatter.add_argument('-q', '--quiet', action='store_true',
@@ -154,11 +175,28 @@ def check_args(args):
     for path in (args.text, args.mm, args.dict, *(args.uci or ()), *(args.ldac or ())):
         if path is not None and not os.path.isfile(path):
             raise CliError("no such file: %s" % path)
+    if args.load is not None:
+        if args.text or args.mm or args.uci or args.ldac:
+            raise CliError("--load prints a saved model and reads no corpus: leave out --text, "
+                           "--mm, --uci and --ldac")
+        if not os.path.exists(args.load):
+            raise CliError("no such model: %s" % args.load)
+    if args.output is None:
+        # A loaded model is saved again only when asked: it already is on disk.
+        args.no_save = args.no_save or args.load is not None
+        args.output = DEFAULT_OUTPUT
     if not args.no_save:
-        folder = os.path.dirname(args.output) or os.curdir
+        folder = os.path.dirname(os.path.normpath(args.output)) or os.curdir
         if not os.path.isdir(folder):
             raise CliError("cannot save the model to %s: no such directory %s"
                            % (args.output, folder))
+        portable = args.save_format == 'portable'
+        if portable and os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise CliError("cannot save the portable model to %s: it is a file, and the portable "
+                           "format is a directory" % args.output)
+        if not portable and os.path.isdir(args.output):
+            raise CliError("cannot save the model to %s: it is a directory (a portable model? "
+                           "add --save-format portable)" % args.output)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,9 +267,46 @@ def load_input(args):
 # Run
 # ----------------------------------------------------------------------------------------------
 
+def load_model(path):
+    """A saved model: a portable directory (checked, nothing executed) or a pickle file."""
+    if os.path.isdir(path):
+        return AnchorModel.load_portable(path), "portable format"
+    logger.info("%s is a pickle: loading it runs any code it carries; it must come from a trusted "
+                "source", path)
+    return AnchorModel.load(path), "pickle"
+
+
+def print_topics(model, topn, out):
+    width = max(2, len(str(model.num_topics - 1)))
+    for topic, anchor in enumerate(model.anchor_words):
+        words = [word for word, _ in model.show_topic(topic, topn=topn)]
+        print("topic %*d  [anchor: %s]  %s" % (width, topic, anchor, ", ".join(words)), file=out)
+    print(file=out)
+    return width
+
+
+def save_model(model, args, say):
+    if args.save_format == 'portable':
+        model.save_portable(args.output)
+        say("model saved to %s (portable format: load with "
+            "gensim_anchor.AnchorModel.load_portable)" % args.output)
+    else:
+        model.save(args.output)
+        say("model saved to %s (load with gensim_anchor.AnchorModel.load)" % args.output)
+
+
 def run(args, out):
     """Load, fit, print, save; ``args`` have passed :func:`check_args`. Raises on error."""
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out))
+    if args.load is not None:
+        model, fmt = load_model(args.load)
+        say("model: %s (%s): %d topics, %d terms, trained on %d documents"
+            % (args.load, fmt, model.num_topics, model.num_terms, model.num_docs))
+        say()
+        print_topics(model, args.topn, out)
+        if not args.no_save:
+            save_model(model, args, say)
+        return
     bundled = not (args.text or args.mm or args.uci or args.ldac)
     num_topics = args.num_topics
     if num_topics is None:
@@ -252,11 +327,7 @@ def run(args, out):
         ", ".join("%s %.2fs" % kv for kv in model.timings.items())))
     say()
 
-    width = max(2, len(str(num_topics - 1)))
-    for topic, anchor in enumerate(model.anchor_words):
-        words = [word for word, _ in model.show_topic(topic, topn=args.topn)]
-        print("topic %*d  [anchor: %s]  %s" % (width, topic, anchor, ", ".join(words)), file=out)
-    print(file=out)
+    width = print_topics(model, args.topn, out)
 
     if args.topn < 2:
         print("coherence: skipped, UMass needs --topn >= 2", file=out)
@@ -271,9 +342,8 @@ def run(args, out):
         print("coherence  mean %s  %.4f" % (" " * width, float(np.mean(per_topic))), file=out)
 
     if not args.no_save:
-        model.save(args.output)
         say()
-        say("model saved to %s (load with gensim_anchor.AnchorModel.load)" % args.output)
+        save_model(model, args, say)
 
 
 def main(argv=None):

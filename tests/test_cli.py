@@ -225,6 +225,66 @@ def test_help_module():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: gensim-anchor")
-    for option in ('--text', '--mm', '--uci', '--ldac', '--num-topics', '--loss', '--no-save'):
+    for option in ('--text', '--mm', '--uci', '--ldac', '--num-topics', '--loss', '--no-save',
+                   '--save-format', '--load'):
         assert option in result.stdout
     assert "10 on the bundled corpus, 20 on any other" in " ".join(result.stdout.split())
+
+
+# ----------------------------------------------------------------------------------------------
+# Saved models: the portable format, --load
+# ----------------------------------------------------------------------------------------------
+
+def topic_lines(out):
+    return [line for line in out.splitlines() if line.startswith('topic')]
+
+
+def test_portable_save_and_load(bow_files, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    corpus = ['--ldac', str(bow_files / 'corpus.ldac'), str(bow_files / 'vocab.txt'), '-k', '4']
+    portable = tmp_path / 'portable_model'
+    assert main(corpus + ['--save-format', 'portable', '-o', str(portable)]) == 0
+    out, _ = capsys.readouterr()
+    topics = check_output(out, 4)
+    assert "model saved to %s (portable format" % portable in out
+    assert (portable / 'model.json').is_file()
+    model = AnchorModel.load_portable(str(portable))
+    assert model.anchor_words == [anchor for _, anchor, _ in topics]
+
+    # --load reads it back (no corpus, no fit, nothing saved) and prints the same topics.
+    assert main(['--load', str(portable)]) == 0
+    again, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert "model: %s (portable format): 4 topics, 40 terms, trained on 200 documents" % portable in again
+    assert topic_lines(again) == topic_lines(out)
+    assert "fit:" not in again and "saved" not in again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['portable_model']
+
+    # A pickle converted to the portable format: the same model.
+    pickled, converted = tmp_path / 'pickled.model', tmp_path / 'converted'
+    assert main(corpus + ['-q', '-o', str(pickled)]) == 0
+    assert main(['--load', str(pickled), '--save-format', 'portable', '-o', str(converted)]) == 0
+    out, _ = capsys.readouterr()
+    assert "(pickle)" in out and "model saved to %s (portable format" % converted in out
+    np.testing.assert_array_equal(AnchorModel.load_portable(str(converted)).get_topics(),
+                                  AnchorModel.load(str(pickled)).get_topics())
+
+
+def test_load_errors(bow_files, tmp_path, capsys):
+    portable = tmp_path / 'm'
+    assert main(['--ldac', str(bow_files / 'corpus.ldac'), str(bow_files / 'vocab.txt'), '-k', '4',
+                 '-q', '--save-format', 'portable', '-o', str(portable)]) == 0
+    capsys.readouterr()
+    check_error(capsys, ['--load', str(tmp_path / 'missing')], "no such model: %s" % (tmp_path / 'missing'))
+    check_error(capsys, ['--load', str(portable), '--text', str(bow_files / 'vocab.txt')],
+                "--load prints a saved model and reads no corpus")
+    check_error(capsys, ['--load', str(portable), '-o', str(tmp_path)],
+                "it is a directory (a portable model? add --save-format portable)")
+    check_error(capsys, ['--load', str(portable), '--save-format', 'portable',
+                         '-o', str(bow_files / 'vocab.txt')], "the portable format is a directory")
+    check_error(capsys, ['--save-format', 'zip'], "invalid choice: 'zip'")
+    # A tampered portable model: the loader's message, one line, status 2.
+    topics = np.load(portable / 'topics.npy')
+    topics[0, 0] = np.nan
+    np.save(portable / 'topics.npy', topics)
+    check_error(capsys, ['--load', str(portable)], "'arrays.topics' holds non-finite values (topic 0)")
