@@ -248,3 +248,34 @@ def check_topics(value, name='topics', *, orientation='KV', dtype=np.float64, to
                      "get_topics() are K x V with rows that sum to 1, the paper's A is V x K)"
                      % (name, "rows" if axis == 1 else "columns", "row" if axis == 1 else "column",
                         bad, float(sums[bad])))
+
+
+def check_refine_options(method, options):
+    """The options of a refinement (``refine_options=``, or :meth:`AnchorModel.refine`'s
+    keywords), checked and completed with the defaults: one place for both doors."""
+    from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_TOL, SAMPLERS)
+    defaults = dict(gibbs=dict(num_sweeps=DEFAULT_SWEEPS, burn_in=None, eta=DEFAULT_ETA,
+                               optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
+                               tol=REFINE_TOL),
+                    vb=dict(passes=2, optimize_alpha=True))[method]
+    if not isinstance(options, dict):
+        raise TypeError("refine_options must be a dict of the %r refinement's options (%s), got %s"
+                        % (method, ", ".join(sorted(defaults)), type(options).__name__))
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise ValueError("refine_options for %r take %s; got unknown %s"
+                         % (method, ", ".join(sorted(defaults)), ", ".join(map(repr, unknown))))
+    out = dict(defaults, **options)
+    out['optimize_alpha'] = bool(out['optimize_alpha'])
+    if method == 'vb':
+        out['passes'] = check_int('passes', out['passes'], minimum=1)
+        return out
+    out['num_sweeps'] = check_int('num_sweeps', out['num_sweeps'], minimum=1)
+    out['burn_in'] = check_int('burn_in', out['burn_in'], minimum=0, allow_none=True)
+    if out['burn_in'] is not None and out['burn_in'] >= out['num_sweeps']:
+        raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (out['burn_in'], out['num_sweeps']))
+    out['eta'] = check_positive_float('eta', out['eta'])
+    out['sampler'] = check_option('sampler', out['sampler'], SAMPLERS)
+    out['substeps'] = check_int('substeps', out['substeps'], minimum=1)
+    out['tol'] = check_positive_float('tol', out['tol'])
+    return out

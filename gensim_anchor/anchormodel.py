@@ -65,7 +65,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from . import pipeline
-from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_BURN_IN, DEFAULT_ETA,
+from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_ETA, REFINE_TOL,
                         DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
                         LOSSES, Q_MODES, RECTIFY_MAX_ITER, REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
@@ -208,6 +208,22 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         in a document of two or more tokens; words that do not, or are not in the
         vocabulary, are left out with a warning, and a ValueError is raised when none of a
         seed's words is left. Groups need ``loss='L2'`` or ``'KL'``.
+    refine : {None, 'gibbs', 'vb'}
+        After the anchor fit, refine its topics and alpha by a likelihood-based method started
+        from it (:meth:`refine`): ``'gibbs'``, collapsed Gibbs sweeps that stop when the log
+        joint likelihood of the training tokens has settled (the most accurate topics of the
+        README's benchmarks), or ``'vb'``, gensim's online variational Bayes. None (default)
+        is exactly the paper's algorithm. The corpus is still read once: the pass keeps the
+        parsed documents (12 bytes per distinct word of a document) for the refinement.
+        :meth:`update` adds the new documents to Q and to the kept documents, re-solves the
+        anchor fit on everything seen so far and refines it again, so a model updated with
+        part of a corpus equals one trained on all of it (with ``save_cooccurrence=True`` a
+        loaded model keeps its documents and can be updated too).
+    refine_options : dict, optional
+        The refinement's options (:meth:`refine`'s keywords: for ``'gibbs'`` ``num_sweeps``
+        (the cap, default 200), ``burn_in`` (default None: by the convergence rule), ``eta``,
+        ``optimize_alpha``, ``sampler``, ``substeps``, ``tol``; for ``'vb'`` ``passes``,
+        ``optimize_alpha``), checked here.
 
     Attributes
     ----------
@@ -223,6 +239,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Documents with >= 2 tokens seen so far.
     solver_n_iter, solver_gap, solver_converged : numpy.ndarray, shape (V,)
         Per-word convergence of the exponentiated-gradient solver (None for 'original').
+    refinement : dict or None
+        What :meth:`refine` (or ``refine=``) ran: method, seconds, and for ``'gibbs'`` the
+        sweeps used (``num_sweeps``) within the cap (``max_sweeps``), the burn-in and whether
+        the convergence rule was met (``converged``).
 
     """
 
@@ -233,7 +253,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                  callbacks=None, dtype=np.float32, *, loss='L2', eps=None, max_iter=DEFAULT_MAX_ITER,
                  anchor_min_df=None, projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True,
                  q_mode='auto', alpha_sample=ALPHA_SAMPLE, client=None, progress=None, rectify=False,
-                 rectify_max_iter=RECTIFY_MAX_ITER, anchors=None):
+                 rectify_max_iter=RECTIFY_MAX_ITER, anchors=None, refine=None, refine_options=None):
         self.num_topics = check.check_int('num_topics', num_topics, minimum=2)
         self.id2word = id2word
         self.num_terms = check.num_terms_of(id2word)
@@ -257,6 +277,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.rectify = bool(rectify)
         self.rectify_max_iter = check.check_int('rectify_max_iter', rectify_max_iter, minimum=1)
         self.seed_anchors = check.check_seeds(anchors, self.num_topics, self.id2word, self.loss)
+        self.refine_method = None if refine is None else check.check_option('refine', refine, REFINE_METHODS)
+        if refine_options is not None and refine is None:
+            raise ValueError("refine_options is given but refine is None: name the refinement, "
+                             "refine='gibbs' or 'vb'")
+        self.refine_options = (check.check_refine_options(self.refine_method, refine_options or {})
+                               if refine is not None else None)
         self.minimum_probability = check.check_positive_float('minimum_probability', minimum_probability,
                                                               allow_zero=True)
         self.minimum_phi_value = check.check_positive_float('minimum_phi_value', minimum_phi_value,
@@ -292,6 +318,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.refinement = None  # set by refine()
         self._cooccurrence = None
         self._sample = None  # a uniform sample of the training documents, for the alpha fit
+        self._documents = None  # the parsed training documents, kept for refine=
         if corpus is not None:
             self.update(corpus)
 
@@ -326,10 +353,15 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 "it after loading")
         options = self._fit_options()
         start = time.perf_counter()
-        cooc, sample = pipeline.read(
+        keep = self.refine_method is not None
+        if keep and self.num_docs and self._documents is None:
+            raise RuntimeError("this refined model was saved without its documents, so new documents "
+                               "cannot be added; save it with save_cooccurrence=True to update it "
+                               "after loading")
+        cooc, sample, documents = pipeline.read(
             corpus, options, num_terms=self.num_terms, old=self._cooccurrence, sample=self._sample,
-            q_mode=self.q_mode, chunksize=chunksize, progress=self.progress,
-            sample_size=self.alpha_sample, client=self._client)
+            documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
+            progress=self.progress, sample_size=self.alpha_sample, client=self._client)
         read_seconds = time.perf_counter() - start
         self._check_id2word_covers(cooc)
         # The numpy products of the fit are small (K x V); BLAS threads would only fight with
@@ -337,8 +369,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         with threadpool_limits(limits=1, user_api='blas'):
             result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
         self._store(result, cooc, sample)
+        self._documents = documents
         self.timings = dict(cooccurrence=read_seconds, **result.timings)
         self._log_fit(result)
+        if keep:  # the anchor solution starts the refinement, on every document seen so far
+            self._refine(documents, self.refine_method, self.refine_options)
+            self.timings['refine'] = self.refinement['seconds']
         self.add_lifecycle_event(
             "created" if self.num_docs == cooc.num_docs else "updated",
             msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
@@ -465,7 +501,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         ----------
         num_topics : int
             How many topics; -1 or >= K for all. Fewer are chosen from both ends of p(z) (the
-            largest and the smallest topics), as LdaModel does with alpha.
+            largest and the smallest topics), as LdaModel does with alpha; of the refined alpha
+            for a refined model.
         num_words : int
             Words per topic.
         log : bool
@@ -481,7 +518,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if num_topics < 0 or num_topics >= self.num_topics:
             chosen = range(self.num_topics)
         else:
-            order = list(np.argsort(self.p_z, kind='stable'))
+            # Topic sizes: p(z) of the anchor fit, or the refined alpha's shape after refine().
+            sizes = self.p_z if self.refinement is None else self.alpha / self.alpha.sum()
+            order = list(np.argsort(sizes, kind='stable'))
             chosen = order[:num_topics // 2] + order[len(order) - (num_topics - num_topics // 2):]
         shown = []
         for i in chosen:
@@ -490,8 +529,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 topic = ' + '.join('%.3f*"%s"' % (p, w) for w, p in topic)
             shown.append((int(i), topic))
             if log:
-                logger.info("topic #%i (p(z)=%.3f, anchor %r): %s", i, self.p_z[i],
-                            self.anchor_words[i], topic)
+                if self.refinement is None:
+                    logger.info("topic #%i (p(z)=%.3f, anchor %r): %s", i, self.p_z[i],
+                                self.anchor_words[i], topic)
+                else:
+                    logger.info("topic #%i (alpha=%.3f, %s-refined from anchor %r): %s", i,
+                                self.alpha[i], self.refinement['method'], self.anchor_words[i], topic)
         return shown
 
     def _eta(self):
@@ -689,27 +732,36 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         lda.num_updates = self.num_docs
         return lda
 
-    def refine(self, corpus, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=DEFAULT_BURN_IN, passes=2,
-               eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
-               substeps=DEFAULT_SUBSTEPS, random_state=None):
+    def refine(self, corpus=None, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
+               passes=2, eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
+               substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
         The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,
         ``R`` and ``p_z`` keep describing the anchor solution that started it, and
-        ``refinement`` records what was run). See :mod:`gensim_anchor.hybrid`.
+        ``refinement`` records what was run). See :mod:`gensim_anchor.hybrid`. The one-call form
+        is the constructor's ``refine=`` argument.
 
         Parameters
         ----------
-        corpus : iterable of list of (int, int)
+        corpus : iterable of list of (int, int), optional
             The training documents (read once for ``'gibbs'``, ``passes`` times for ``'vb'``).
+            None: the documents a model trained with ``refine=`` kept from its single pass.
         method : {'gibbs', 'vb'}
             ``'gibbs'``: Gibbs sweeps for LDA from the anchor topics
             (:func:`~gensim_anchor.hybrid.gibbs_refine`); ``'vb'``: gensim's online variational
             Bayes, ``to_ldamodel().update(corpus, passes=passes)``.
-        num_sweeps, burn_in, eta, optimize_alpha, sampler, substeps : see
+        num_sweeps : int
+            The cap on Gibbs sweeps.
+        burn_in : int, optional
+            Sweeps before the topic estimates are averaged; None (default): until the log joint
+            likelihood of the training tokens has settled (``tol``), and the sampler stops
+            early (:func:`~gensim_anchor.hybrid.gibbs_refine` states the rule). An int runs
+            exactly ``num_sweeps``.
+        eta, optimize_alpha, sampler, substeps, tol : see
             :func:`~gensim_anchor.hybrid.gibbs_refine` (``sampler`` ``'collapsed'``, AD-LDA's
-            parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``, ``optimize_alpha`` turns on LdaModel's alpha updates
-            and ``eta`` is unused.
+            parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``,
+            ``optimize_alpha`` turns on LdaModel's alpha updates and the others are unused.
         passes : int
             Passes of ``'vb'``.
         random_state : {int, numpy.random.RandomState}, optional
@@ -720,32 +772,42 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         AnchorModel
             self, refined.
         """
-        from .hybrid import gibbs_refine  # JAX: a saved model loads without it
         self._check_trained()
         method = check.check_option('method', method, REFINE_METHODS)
+        if corpus is None:
+            if getattr(self, '_documents', None) is None:
+                raise ValueError("refine() needs the training corpus: this model kept no documents "
+                                 "(only a model trained with refine=... keeps them)")
+            corpus = self._documents
+        options = dict(num_sweeps=num_sweeps, burn_in=burn_in, eta=eta, optimize_alpha=optimize_alpha,
+                       sampler=sampler, substeps=substeps, tol=tol) if method == 'gibbs' else \
+            dict(passes=passes, optimize_alpha=optimize_alpha)
+        self._refine(corpus, method, check.check_refine_options(method, options), random_state)
+        return self
+
+    def _refine(self, corpus, method, options, random_state=None):
         start = time.perf_counter()
         if method == 'gibbs':
+            from .hybrid import gibbs_refine  # JAX: a saved model loads without it
             seed = self._projection_seed if random_state is None else random_state
             result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
-                                  num_sweeps=num_sweeps, burn_in=burn_in,
-                                  eta=eta, optimize_alpha=optimize_alpha, sampler=sampler,
-                                  substeps=substeps, random_state=seed)
+                                  random_state=seed, **options)
             topics, alpha = result.topics, result.alpha
-            settings = dict(num_sweeps=num_sweeps, burn_in=burn_in, sampler=sampler)
-            if sampler == 'collapsed':
-                settings['substeps'] = substeps
+            settings = dict(num_sweeps=result.num_sweeps, burn_in=result.burn_in,
+                            sampler=options['sampler'], max_sweeps=options['num_sweeps'],
+                            converged=bool(result.converged))
+            if options['sampler'] == 'collapsed':
+                settings['substeps'] = options['substeps']
         else:
-            passes = check.check_int('passes', passes, minimum=1)
             lda = self.to_ldamodel()
-            lda.optimize_alpha = bool(optimize_alpha)
-            lda.update(corpus, passes=passes)
+            lda.optimize_alpha = bool(options['optimize_alpha'])
+            lda.update(corpus, passes=options['passes'])
             topics, alpha = lda.get_topics(), lda.alpha
-            settings = dict(passes=passes)
+            settings = dict(passes=options['passes'])
         self.topics = pipeline.as_distributions(np.asarray(topics, dtype=np.float64), self.dtype)
         self.alpha = np.asarray(alpha, dtype=np.float64)
         self.refinement = dict(method=method, seconds=time.perf_counter() - start, **settings)
         self.add_lifecycle_event("refined", msg="%s refinement %s" % (method, settings))
-        return self
 
     # ------------------------------------------------------------------------------------------
     # Persistence
@@ -767,7 +829,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         ignore = set([ignore] if isinstance(ignore, str) else ignore)
         ignore.add('_client')  # a connection, not state
         if not save_cooccurrence:
-            ignore |= {'_cooccurrence', '_sample'}
+            ignore |= {'_cooccurrence', '_sample', '_documents'}
         super().save(fname, *args, ignore=frozenset(ignore), **kwargs)
 
     @classmethod
@@ -818,7 +880,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         # Attributes that models saved by earlier versions (or without them: _client is never
         # saved) lack, set once here so that the methods need no fallbacks.
         defaults = dict(_cooccurrence=None, _sample=None, refinement=None, _client=None,
-                        progress=None, rectify=False, rectify_max_iter=50, seed_anchors=None)
+                        progress=None, rectify=False, rectify_max_iter=50, seed_anchors=None,
+                        refine_method=None, refine_options=None, _documents=None)
         for name, value in defaults.items():
             if not hasattr(model, name):
                 setattr(model, name, value)

@@ -48,7 +48,7 @@ from gensim.parsing.preprocessing import STOPWORDS
 from gensim.test.utils import datapath
 
 from .anchormodel import AnchorModel
-from .recovery import LOSSES
+from ._defaults import LOSSES, REFINE_METHODS
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +135,12 @@ def build_parser():
     model.add_argument('--projection-dim', type=_dim, metavar='DIM',
                        help="random projection dimension for anchor finding; 'none' for exact "
                             "rows (default: 1000)")
+    model.add_argument('--refine', choices=REFINE_METHODS,
+                       help="refine the anchor fit: 'gibbs' (collapsed Gibbs sweeps until the log "
+                            "joint settles; the most accurate topics) or 'vb' (gensim's online VB) "
+                            "(default: the paper's algorithm alone)")
+    model.add_argument('--sweeps', type=int, metavar='N',
+                       help="with --refine gibbs: the cap on sweeps (default: 200)")
 
     out = parser.add_argument_group("output")
     out.add_argument('--topn', type=int, default=10, metavar='N',
@@ -168,6 +174,10 @@ def check_args(args):
         raise CliError("--mm needs --dict DICT")
     if args.topn < 1:
         raise CliError("--topn must be >= 1, got %d" % args.topn)
+    if args.sweeps is not None and args.refine != 'gibbs':
+        raise CliError("--sweeps goes with --refine gibbs")
+    if args.sweeps is not None and args.sweeps < 2:
+        raise CliError("--sweeps must be >= 2, got %d" % args.sweeps)
     if args.no_below < 0:
         raise CliError("--no-below must be >= 0, got %d" % args.no_below)
     if not 0 < args.no_above <= 1:
@@ -320,11 +330,18 @@ def run(args, out):
     start = time.perf_counter()
     model = AnchorModel(corpus, num_topics=num_topics, id2word=dictionary,
                         random_state=args.seed, loss=args.loss,
-                        anchor_min_df=args.anchor_min_df, projection_dim=args.projection_dim)
+                        anchor_min_df=args.anchor_min_df, projection_dim=args.projection_dim,
+                        refine=args.refine,
+                        refine_options=None if args.sweeps is None else dict(num_sweeps=args.sweeps))
     elapsed = time.perf_counter() - start
     say("fit: %d topics, loss %s, in %.2fs (%s)" % (
         num_topics, args.loss, elapsed,
         ", ".join("%s %.2fs" % kv for kv in model.timings.items())))
+    if model.refinement is not None:
+        r = model.refinement
+        say("refined (%s): %s" % (r['method'], "%d sweeps (burn-in %d, %s)" % (
+            r['num_sweeps'], r['burn_in'], "settled" if r['converged'] else "the cap")
+            if r['method'] == 'gibbs' else "%d passes" % r['passes']))
     say()
 
     width = print_topics(model, args.topn, out)

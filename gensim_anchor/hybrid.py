@@ -371,7 +371,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     tol : float
         The convergence rule (``burn_in=None``): every :data:`~gensim_anchor._defaults.REFINE_CHECK_EVERY`
         sweeps the log joint likelihood of the training tokens and their topics,
-        :math:`\log p(w, z \mid \alpha, \eta)` per token (held-in data only), is computed
+        :math:`\\log p(w, z \\mid \\alpha, \\eta)` per token (held-in data only), is computed
         from the counts; burn-in ends at the first check, after at least
         :data:`~gensim_anchor._defaults.REFINE_MIN_BURN_IN` sweeps, where it rose by less
         than ``tol`` nats per token per sweep since the previous check. The topics are then

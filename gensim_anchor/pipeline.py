@@ -40,6 +40,7 @@ from . import _validation as check
 from . import distributed
 from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM,
                         RECTIFY_MAX_ITER)
+from ._bow import DocumentStore
 from ._sampling import Reservoir, alpha_documents, combine_samples
 from .cooccurrence import apply_auto_mode, build_cooccurrence, pass_mode
 
@@ -126,8 +127,16 @@ class AnchorFit(NamedTuple):
     timings: dict
 
 
-def read(corpus, options, *, num_terms=None, old=None, sample=None, q_mode='auto', chunksize=2000,
-         progress=None, sample_size=1000, client=None):
+class Statistics(NamedTuple):
+    """What the single pass leaves: Q's statistics, the document sample for alpha, and the
+    parsed documents when a refinement will need their tokens (else None)."""
+    cooc: object
+    sample: object
+    documents: object = None
+
+
+def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=None, keep_documents=False,
+         q_mode='auto', chunksize=2000, progress=None, sample_size=1000, client=None):
     """Stage 1, the single pass: the statistics of everything seen so far, and the sample.
 
     Parameters
@@ -142,14 +151,24 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, q_mode='auto
     sample : :class:`~gensim_anchor._sampling.Reservoir`, optional
         The sample of the documents seen before; not changed (a corpus rejected halfway must
         not leave its first documents in the caller's sample).
+    documents : :class:`~gensim_anchor._bow.DocumentStore`, optional
+        The documents seen before (with ``keep_documents``); not changed either.
+    keep_documents : bool
+        Also keep the parsed documents (for a refinement).
     q_mode, chunksize, progress, sample_size, client :
         As :class:`~gensim_anchor.AnchorModel`'s.
 
     Returns
     -------
-    (Cooccurrence or DistributedCooccurrence, Reservoir)
+    Statistics
     """
-    if distributed.is_dask_corpus(corpus, client):
+    dask = distributed.is_dask_corpus(corpus, client)
+    if keep_documents and dask:
+        raise ValueError("refine= needs the documents' tokens on this machine, and this corpus is "
+                         "on a Dask cluster: train without refine=, or refine a local copy with "
+                         "refine(corpus)")
+    new_documents = DocumentStore() if keep_documents else None
+    if dask:
         cooc = distributed.build_cooccurrence_dask(
             corpus, num_terms, client, chunksize=chunksize, progress=progress,
             sample_size=sample_size, seed=options.seed)
@@ -157,7 +176,7 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, q_mode='auto
     else:
         sample = Reservoir(sample_size, options.seed) if sample is None else sample.copy()
         cooc = build_cooccurrence(corpus, num_terms, mode=pass_mode(q_mode, old), chunksize=chunksize,
-                                  progress=progress, sample=sample)
+                                  progress=progress, sample=sample, documents=new_documents)
     if old is not None:
         if cooc.mode == 'distributed' and old.mode != 'distributed':
             cooc = cooc.merge(old)
@@ -166,7 +185,9 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, q_mode='auto
     if q_mode == 'auto':  # decided on H~ of all the documents (once dense, dense)
         cooc = apply_auto_mode(cooc, projection_dim=options.projection_dim,
                                num_topics=options.num_topics, loss=options.loss)
-    return cooc, sample
+    if keep_documents and documents is not None:
+        new_documents = documents.merge(new_documents)
+    return Statistics(cooc, sample, new_documents)
 
 
 def fit(cooc, options, *, id2word=None, documents=()):

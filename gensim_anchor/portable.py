@@ -75,12 +75,13 @@ _OPTIONS = ('num_topics', 'num_terms', 'chunksize', 'loss', 'eps', 'max_iter', '
             'q_mode', 'progress', 'anchor_min_df', 'cleanup', 'rectify', 'rectify_max_iter',
             'seed_anchors', 'minimum_probability', 'minimum_phi_value', 'per_word_topics',
             'iterations', 'gamma_threshold', 'alpha_arg', 'eta_arg', 'alpha_sample', 'dtype',
-            'projection_seed')
+            'projection_seed', 'refine_method', 'refine_options')
 
 _OPTIONAL_ARRAYS = frozenset(
     ['alpha_arg', 'eta_arg', 'solver_n_iter', 'solver_gap', 'solver_converged', 'cooc_doc_freq',
      'cooc_term_counts', 'cooc_h_hat', 'cooc_Q_sum', 'cooc_H_data', 'cooc_H_indices',
-     'cooc_H_indptr', 'sample_indptr', 'sample_ids', 'sample_counts'])
+     'cooc_H_indptr', 'sample_indptr', 'sample_ids', 'sample_counts', 'documents_lengths',
+     'documents_ids', 'documents_counts'])
 
 
 class PortableFormatError(ValueError):
@@ -158,7 +159,7 @@ def save_portable(model, path, *, save_cooccurrence=False):
     model._check_trained()
     path = os.fspath(path)
     arrays = {}
-    cooc_json = sample_json = None
+    cooc_json = sample_json = documents_json = None
     cooc, sample = getattr(model, '_cooccurrence', None), getattr(model, '_sample', None)
     if save_cooccurrence and cooc is not None:
         if cooc.mode == 'distributed':
@@ -186,6 +187,12 @@ def save_portable(model, path, *, save_cooccurrence=False):
             sample_ids=np.array([int(w) for doc in docs for w, _ in doc], dtype=np.int64),
             sample_counts=np.array(counts, dtype=np.float64))
 
+    documents = getattr(model, '_documents', None)
+    if save_cooccurrence and documents is not None:
+        documents._flush()
+        documents_json = dict(num_docs=int(documents.num_docs))
+        arrays.update(documents_lengths=documents.lengths, documents_ids=documents.ids,
+                      documents_counts=documents.counts)
     for name in ('topics', 'alpha', 'eta', 'R', 'p_z', 'anchors', 'solver_n_iter', 'solver_gap',
                  'solver_converged'):
         value = getattr(model, name)
@@ -194,7 +201,7 @@ def save_portable(model, path, *, save_cooccurrence=False):
     name, key, pos, has_gauss, cached_gaussian = model.random_state.get_state()
     arrays['random_state_key'] = key
 
-    options = {name: getattr(model, name) for name in _OPTIONS
+    options = {name: getattr(model, name, None) for name in _OPTIONS
                if name not in ('projection_seed', 'dtype', 'alpha_arg', 'eta_arg')}
     options.update(dtype=np.dtype(model.dtype).name, projection_seed=int(model._projection_seed),
                    alpha_arg=_prior_arg('alpha_arg', model.alpha_arg, arrays),
@@ -215,7 +222,7 @@ def save_portable(model, path, *, save_cooccurrence=False):
                options=options, state=state, id2word=_encode_id2word(model.id2word),
                random_state=dict(bit_generator=name, pos=int(pos), has_gauss=int(has_gauss),
                                  cached_gaussian=float(cached_gaussian)),
-               cooccurrence=cooc_json, sample=sample_json, arrays={})
+               cooccurrence=cooc_json, sample=sample_json, documents=documents_json, arrays={})
 
     os.makedirs(path, exist_ok=True)
     # Optional arrays of an earlier save here (say, with save_cooccurrence=True) would be left
@@ -566,6 +573,28 @@ def _decode_sample(loader, spec, arrays, num_terms):
     return sample
 
 
+def _decode_documents(loader, spec, arrays, num_terms, cooc):
+    """The documents a model trained with refine= keeps (``save_cooccurrence=True``)."""
+    from ._bow import DocumentStore
+    num_docs = loader.get(spec, 'num_docs', 'documents', 'int')
+    lengths = loader.array(arrays, 'documents_lengths')
+    ids = loader.array(arrays, 'documents_ids')
+    counts = loader.array(arrays, 'documents_counts')
+    _check_shape(loader, 'documents_lengths', lengths, (num_docs,), 'i')
+    _check_shape(loader, 'documents_ids', ids, (int(np.sum(lengths, dtype=np.int64)),), 'i')
+    _check_shape(loader, 'documents_counts', counts, ids.shape, 'i')
+    if np.any(lengths < 0) or np.any(counts < 0):
+        loader.fail("'arrays.documents_lengths' and 'arrays.documents_counts' must be >= 0")
+    if np.any((ids < 0) | (ids >= num_terms)):
+        loader.fail("'arrays.documents_ids' holds word ids outside 0..%d" % (num_terms - 1))
+    if cooc is not None and num_docs != cooc.num_docs + cooc.num_short:
+        loader.fail("'documents' holds %d documents, 'cooccurrence' counts %d"
+                    % (num_docs, cooc.num_docs + cooc.num_short))
+    store = DocumentStore()
+    store.add(np.asarray(lengths), np.asarray(ids), np.asarray(counts))
+    return store._flush()
+
+
 def load_portable(path, mmap=None, cls=None):
     """Load a model written by :func:`save_portable`; nothing in the files is executed.
 
@@ -664,6 +693,22 @@ def load_portable(path, mmap=None, cls=None):
                                   ('auto', 'symmetric', 'asymmetric'))
     o['eta_arg'] = loader.check('options.eta_arg', check.check_prior, 'eta', o['eta_arg'], V,
                                 ('auto', 'symmetric'), topics=K)
+    o['refine_method'] = loader.get(options, 'refine_method', 'options', 'str', 'null') \
+        if 'refine_method' in options else None
+    if o['refine_method'] is not None:
+        from ._defaults import REFINE_METHODS
+        loader.check('options.refine_method', check.check_option, 'refine', o['refine_method'],
+                     REFINE_METHODS)
+    refine_options = loader.get(options, 'refine_options', 'options', 'dict', 'null') \
+        if 'refine_options' in options else None
+    if (refine_options is None) != (o['refine_method'] is None):
+        loader.fail("'options.refine_options' must be given exactly when 'options.refine_method' is")
+    if refine_options is not None:
+        if not all(_jsonable(v) and not isinstance(v, (list, dict)) for v in refine_options.values()):
+            loader.fail("'options.refine_options' must map names to numbers, strings, booleans or null")
+        refine_options = loader.check('options.refine_options', check.check_refine_options,
+                                      o['refine_method'], refine_options)
+    o['refine_options'] = refine_options
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         loader.fail("unknown keys in 'options': %s" % ", ".join(unknown))
@@ -726,6 +771,8 @@ def load_portable(path, mmap=None, cls=None):
                     % (cooc.num_docs, cooc.num_tokens, s['num_docs'], s['num_tokens']))
     sample_spec = loader.get(doc, 'sample', '', 'dict', 'null')
     sample = None if sample_spec is None else _decode_sample(loader, sample_spec, arrays, V)
+    documents_spec = loader.get(doc, 'documents', '', 'dict', 'null') if 'documents' in doc else None
+    documents = None if documents_spec is None else _decode_documents(loader, documents_spec, arrays, V, cooc)
 
     # Everything checked: only now does the model exist.
     model = cls.__new__(cls)
@@ -742,7 +789,7 @@ def load_portable(path, mmap=None, cls=None):
     model.solver_n_iter, model.solver_gap, model.solver_converged = solver
     model.timings, model.refinement = timings, refinement
     model.lifecycle_events = events
-    model._cooccurrence, model._sample = cooc, sample
+    model._cooccurrence, model._sample, model._documents = cooc, sample, documents
     logger.info("loaded %s from %s (portable format %d)", model, loader.path, version)
     return model
 

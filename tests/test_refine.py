@@ -1,0 +1,213 @@
+"""The refined model in one call (``AnchorModel(..., refine='gibbs')``) and the sampler's
+convergence rule (issue 12, parts 1 and 2)."""
+import logging
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+from conftest import lda_corpus, matched_l1, separable_topics
+from gensim_anchor import AnchorModel
+from gensim_anchor._defaults import REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN
+from gensim_anchor.cli import main
+from gensim_anchor.hybrid import _log_joint_fn, _settled, gibbs_refine
+
+V, K = 60, 4
+ID2WORD = {i: 'w%d' % i for i in range(V)}
+FIT = dict(num_topics=K, id2word=ID2WORD, alpha='symmetric', anchor_min_df=5, random_state=0)
+
+
+@pytest.fixture(scope='module')
+def data():
+    rng = np.random.default_rng(3)
+    A, _ = separable_topics(rng, V, K, anchor_mass=0.05, beta=0.3)
+    return A, lda_corpus(rng, A, np.full(K, 0.2), 1200, 12)
+
+
+class Once:
+    """A corpus that can be iterated once only (a stream)."""
+
+    def __init__(self, docs):
+        self.docs, self.reads = docs, 0
+
+    def __iter__(self):
+        self.reads += 1
+        if self.reads > 1:
+            raise AssertionError("the corpus was read twice")
+        return iter(self.docs)
+
+
+# ----------------------------------------------------------------------------------------------
+# One call
+# ----------------------------------------------------------------------------------------------
+
+def test_one_call_equals_fit_then_refine_and_reads_the_corpus_once(data):
+    _, corpus = data
+    stream = Once(corpus)
+    one = AnchorModel(stream, refine='gibbs', refine_options=dict(num_sweeps=40), **FIT)
+    assert stream.reads == 1
+    two = AnchorModel(corpus, **FIT).refine(corpus, 'gibbs', num_sweeps=40)
+    np.testing.assert_array_equal(one.get_topics(), two.get_topics())
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+    assert one.refinement['method'] == 'gibbs' and one.refinement['max_sweeps'] == 40
+    assert set(one.timings) == {'cooccurrence', 'anchors', 'recovery', 'dirichlet', 'refine'}
+
+
+def test_update_of_a_refined_model_equals_training_on_everything(data):
+    _, corpus = data
+    whole = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=30), **FIT)
+    part = AnchorModel(Once(corpus[:700]), refine='gibbs', refine_options=dict(num_sweeps=30), **FIT)
+    part.update(Once(corpus[700:]))
+    np.testing.assert_array_equal(whole.get_topics(), part.get_topics())
+    assert part.num_docs == whole.num_docs and part.refinement['method'] == 'gibbs'
+
+
+def test_vb_in_one_call_takes_a_stream(data):
+    _, corpus = data
+    stream = Once(corpus)
+    model = AnchorModel(stream, refine='vb', refine_options=dict(passes=1), **FIT)
+    assert stream.reads == 1 and model.refinement == dict(method='vb', passes=1,
+                                                          seconds=model.refinement['seconds'])
+    plain = AnchorModel(corpus, **FIT)
+    assert not np.array_equal(model.get_topics(), plain.get_topics())
+
+
+def test_refine_without_a_corpus_uses_the_kept_documents(data):
+    _, corpus = data
+    model = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=20, burn_in=10), **FIT)
+    first = model.get_topics().copy()
+    model.refine(num_sweeps=20, burn_in=10)  # again from the refined topics, on the same tokens
+    assert model.refinement['num_sweeps'] == 20 and not np.array_equal(first, model.get_topics())
+    with pytest.raises(ValueError, match="needs the training corpus: this model kept no documents"):
+        AnchorModel(corpus, **FIT).refine()
+
+
+@pytest.mark.parametrize('kwargs, error, message', [
+    (dict(refine='mcmc'), ValueError, "refine must be one of 'gibbs', 'vb'"),
+    (dict(refine_options=dict(num_sweeps=10)), ValueError, "refine_options is given but refine is None"),
+    (dict(refine='gibbs', refine_options=dict(sweeps=10)), ValueError,
+     r"refine_options for 'gibbs' take .*num_sweeps.*; got unknown 'sweeps'"),
+    (dict(refine='vb', refine_options=dict(num_sweeps=10)), ValueError, "got unknown 'num_sweeps'"),
+    (dict(refine='gibbs', refine_options=dict(num_sweeps=10, burn_in=10)), ValueError,
+     "burn_in=10 must be smaller than num_sweeps=10"),
+    (dict(refine='gibbs', refine_options=dict(num_sweeps=2.5)), TypeError, "num_sweeps must be an integer"),
+    (dict(refine='gibbs', refine_options=dict(sampler='slice')), ValueError, "sampler must be one of"),
+    (dict(refine='gibbs', refine_options=[('num_sweeps', 3)]), TypeError, "refine_options must be a dict"),
+])
+def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, message):
+    def unread():
+        raise AssertionError("the corpus was read before the arguments were checked")
+        yield
+
+    with pytest.raises(error, match=message):
+        AnchorModel(unread(), num_topics=2, id2word={0: 'a', 1: 'b'}, **kwargs)
+
+
+def test_a_dask_corpus_cannot_be_refined_in_one_call():
+    db = pytest.importorskip('dask.bag')
+    bag = db.from_sequence([[(0, 1), (1, 1)]] * 4, npartitions=2)
+    with pytest.raises(ValueError, match="refine= needs the documents' tokens on this machine"):
+        AnchorModel(bag, num_topics=2, id2word={0: 'a', 1: 'b'}, refine='gibbs')
+
+
+@pytest.mark.parametrize('portable', [False, True])
+def test_a_saved_refined_model_keeps_its_options_and_updates(data, tmp_path, portable):
+    _, corpus = data
+    model = AnchorModel(corpus[:600], refine='gibbs', refine_options=dict(num_sweeps=20), **FIT)
+    path = str(tmp_path / 'refined')
+    if portable:
+        model.save_portable(path, save_cooccurrence=True)
+        loaded = AnchorModel.load_portable(path)
+        model.save_portable(path + '-bare')
+        bare = AnchorModel.load_portable(path + '-bare')
+    else:
+        model.save(path, save_cooccurrence=True)
+        loaded = AnchorModel.load(path)
+        model.save(path + '-bare')
+        bare = AnchorModel.load(path + '-bare')
+    np.testing.assert_array_equal(loaded.get_topics(), model.get_topics())
+    assert loaded.refine_method == 'gibbs' and loaded.refine_options == model.refine_options
+    assert loaded.refinement == model.refinement
+    model.update(corpus[600:])
+    loaded.update(corpus[600:])
+    np.testing.assert_array_equal(loaded.get_topics(), model.get_topics())
+    with pytest.raises(RuntimeError, match="saved without its"):
+        bare.update(corpus[600:])
+
+
+def test_show_topics_of_a_refined_model_follows_its_alpha(data, caplog):
+    _, corpus = data
+    model = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=20), **FIT)
+    largest = int(np.argmax(model.alpha))
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        shown = model.show_topics(num_topics=1, log=True)
+    assert [k for k, _ in shown] == [largest]
+    assert 'gibbs-refined from anchor' in caplog.text
+
+
+def test_cli_refines(tmp_path, capsys):
+    assert main(['--num-topics', '4', '--refine', 'gibbs', '--sweeps', '20', '--no-save']) == 0
+    out = capsys.readouterr().out
+    assert "refined (gibbs): " in out and "sweeps (burn-in" in out
+    assert main(['--num-topics', '4', '--sweeps', '20', '--no-save']) == 2
+    assert "--sweeps goes with --refine gibbs" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# The convergence rule
+# ----------------------------------------------------------------------------------------------
+
+def log_joint_reference(n_dk, n_kw, alpha, eta):
+    """log p(w, z | alpha, eta) / tokens, Griffiths & Steyvers (2004) eq. 2-3, in float64."""
+    n_dk, n_kw = n_dk.astype(np.float64), n_kw.astype(np.float64)
+    Kt, Vt = n_kw.shape
+    words = (Kt * (gammaln(Vt * eta) - Vt * gammaln(eta)) + gammaln(n_kw + eta).sum()
+             - gammaln(n_kw.sum(axis=1) + Vt * eta).sum())
+    docs = (len(n_dk) * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + gammaln(n_dk + alpha).sum()
+            - gammaln(n_dk.sum(axis=1) + alpha.sum()).sum())
+    return (words + docs) / n_kw.sum()
+
+
+def test_log_joint_matches_the_textbook_formula():
+    rng = np.random.default_rng(0)
+    n_dk = rng.integers(0, 6, size=(30, K)).astype(np.int32)
+    n_kw = rng.integers(0, 4, size=(K, V)).astype(np.int32)
+    alpha = np.array([0.1, 0.5, 1.0, 2.0], np.float32)
+    got = float(_log_joint_fn()(n_dk, n_kw, alpha, np.float32(0.01)))
+    assert got == pytest.approx(log_joint_reference(n_dk, n_kw, alpha.astype(np.float64), 0.01), rel=1e-5)
+
+
+def test_the_rule_compares_the_rise_per_sweep_with_tol():
+    assert _settled([(5, -8.0), (10, -7.9)], 1e-3) is False       # rising 0.02 per sweep
+    assert _settled([(5, -8.0), (10, -7.996)], 1e-3) is True      # 0.0008 per sweep
+    assert _settled([(5, -8.0), (10, -8.01)], 1e-3) is True       # falling: noise at the top
+
+
+def test_the_sampler_stops_when_the_log_joint_has_settled(data):
+    A, corpus = data
+    model = AnchorModel(corpus, **FIT)
+    result = gibbs_refine(model.get_topics(), model.alpha, corpus, p_z=model.p_z, num_sweeps=400,
+                          random_state=0)
+    assert result.converged
+    assert result.burn_in >= REFINE_MIN_BURN_IN and result.burn_in % REFINE_CHECK_EVERY == 0
+    assert result.num_sweeps == result.burn_in + max(REFINE_AVERAGE, result.burn_in) < 400
+    sweeps, joint = result.log_joint.T
+    assert sweeps[-1] == result.burn_in and np.all(np.diff(sweeps) == REFINE_CHECK_EVERY)
+    assert joint[-1] > joint[0]  # the chain climbed from the anchor start
+    # As good as a long fixed run (the true topics as the judge).
+    fixed = gibbs_refine(model.get_topics(), model.alpha, corpus, p_z=model.p_z, num_sweeps=200,
+                         burn_in=100, random_state=0)
+    early, late = (matched_l1(A, r.topics.T)[0].mean() for r in (result, fixed))
+    start = matched_l1(A, model.get_topics().T.astype(np.float64))[0].mean()
+    assert early < start and early <= 1.1 * late
+
+
+def test_a_chain_that_never_settles_stops_at_the_cap(data):
+    _, corpus = data
+    model = AnchorModel(corpus, **FIT)
+    result = gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=20, tol=1e-9,
+                          random_state=0)
+    assert not result.converged and result.burn_in == 10 and result.num_sweeps == 20
+    fixed = gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=20, burn_in=7,
+                         random_state=0)
+    assert fixed.converged and fixed.num_sweeps == 20 and len(fixed.log_joint) == 0
