@@ -368,36 +368,53 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 
 
 # ----------------------------------------------------------------------------------------------
-# RecoverKL by a projected Newton method on each word's support.
+# RecoverKL by a projected Newton method (sequential quadratic programming on the simplex).
 # ----------------------------------------------------------------------------------------------
 #
-# Word i's problem is min_{x in simplex} f(x) = -sum_{j: b_j > 0} b_j log (x^T T)_j (KL(b || x^T T)
-# up to the constant sum b log b). Only the columns of the support of b enter f and its
-# derivatives (a column with b_j = 0 has no term), so each word carries its support: column
-# ids and values, padded to a common width W with b = 0. With p = x^T T_w,
+# Word i's problem is min_{x in simplex} f(x) = -sum_{j: b_j > 0} b_j log p_j, p = x^T T
+# (KL(b || x^T T) up to the constant sum b log b). Its derivatives are
 #
-#     g = -T_w (b / p),    H = T_w Diag(b / p^2) T_w^T    (K x K),
+#     g = -T (b / p),    H = T Diag(b / p^2) T^T    (K x K),
 #
-# and one iteration solves the K-dimensional quadratic model min_{y in simplex}
-# g^T (y - x) + (y - x)^T H (y - x) / 2 exactly, by a primal active-set method (the
-# sequential quadratic programming of mix-SQP, Kim, Carbonetto & Stephens 2020, on the
-# simplex), then searches along d = y - x: f(x + a d) - f(x) = -sum b log1p(a q / p) with
-# q = d^T T_w, free of the cancellation of f(x + a d) - f(x) (one product gives every trial a).
-# Newton's local quadratic convergence replaces EG's hundreds of iterations by ~10-20, each
-# costing about K / 4 EG iterations; the stopping rule is EG's duality gap lambda^T x < eps.
+# and one iteration minimises the K-dimensional quadratic model
+# g^T (y - x) + (y - x)^T H (y - x) / 2 over the simplex exactly, by a primal active-set
+# method (:func:`_simplex_qp`; the mix-SQP of Kim, Carbonetto & Stephens 2020 on the simplex),
+# then searches along d = y - x with the decrease f(x + a d) - f(x) = -sum b log1p(a q / p),
+# q = d^T T, free of the cancellation between two nearly equal values of f. Newton's local
+# quadratic convergence replaces EG's hundreds of iterations by a handful, from a start at
+# the RecoverL2 solution of the same word. The stopping rule is EG's duality gap
+# lambda^T x < eps. The Hessians of a pool of lanes are one product of their weights
+# b / p^2 (lanes x V) with the V x K(K+1)/2 Khatri-Rao matrix of T's rows (T_kj T_mj, k <= m):
+# a dense matrix product runs several times faster than per-word products over the words'
+# supports (a third of V on KOS), even counting the columns where b = 0.
 
-# Lanes of the Newton solver's pool (each holds a K x W gather of T and a K x K Hessian).
-_KL_LANES = {'cpu': 32}
+# Lanes of the Newton solver's pool.
+_KL_LANES = {'cpu': 64}
 _ACCELERATOR_KL_LANES = 1024
-# Support widths are padded to a power of two, at least this (one compilation per width).
-_KL_MIN_WIDTH = 256
-# Words per call are padded to a multiple of this (one compilation per multiple).
-_KL_ROW_BUCKET = 256
 # Ridge of the quadratic model relative to mean(diag H): keeps its Cholesky factor defined
-# where T_w is rank-deficient on the support (a rare word), far below any step that matters.
+# where T is rank-deficient on a word's support (a rare word), far below any step that matters.
 _KL_RIDGE = 1e-12
-# Trial step sizes of the line search: 1, 1/2, ..., 2^-(n-1).
-_KL_LINE_STEPS = 40
+# Trial steps of the line search: a0, a0/2, ..., a0/2^(n-1), with a0 = 1 after a decrease
+# and 2^-n times the last a0 after a failure; _MAX_FAILS failures in a row: stalled.
+_KL_LINE_STEPS = 8
+# The quadratic model's active-set method starts from x without its entries below this
+# fraction of max(x) (a guess of the optimal face; the result does not depend on it).
+_KL_FACE_GUESS = 1e-3
+# Tolerance and iteration cap of the RecoverL2 solve that gives the start.
+_KL_WARM_EPS = 1e-6
+_KL_WARM_MAX_ITER = 200
+
+
+# EM steps that improve each start before the Newton iterations (see _kl_newton_init).
+_KL_EM_STEPS = 30
+
+
+def _triu_map(K):
+    """K x K positions of the symmetric matrix in its row-major upper triangle."""
+    i, j = np.triu_indices(K)
+    pos = np.zeros((K, K), dtype=np.int32)
+    pos[i, j] = pos[j, i] = np.arange(len(i))
+    return pos
 
 
 class KLState(NamedTuple):
@@ -406,33 +423,45 @@ class KLState(NamedTuple):
     g: jax.Array        # (K,) gradient at x
     n_iter: jax.Array   # Newton iterations taken
     gap: jax.Array      # duality gap lambda^T x at x
+    step: jax.Array     # largest trial step of the next line search
+    fails: jax.Array    # consecutive line searches without a decrease
     stalled: jax.Array  # no step decreases f (float64 precision reached)
 
 
-def _kl_support(T, row):
-    """T's columns of a word's support and its values: (K x W, W), plus the mask b > 0."""
-    idx, b = row
+def _kl_grad(T, b, x):
     pos = b > 0
-    return T[:, idx], jnp.where(pos, b, 0.0), pos
-
-
-def _kl_grad(Tw, b, pos, x):
-    p = x @ Tw
+    p = x @ T
     safe = jnp.where(pos, p, 1.0)
-    return p, safe, -(Tw @ jnp.where(pos, b / safe, 0.0))
+    return safe, -(T @ jnp.where(pos, b / safe, 0.0))
 
 
-def _kl_newton_init(T, row):
-    Tw, b, pos = _kl_support(T, row)
-    K = T.shape[0]
-    x = jnp.full(K, 1.0 / K, dtype=T.dtype)
-    _, _, g = _kl_grad(Tw, b, pos, x)
-    return KLState(x, g, jnp.array(0), _gap(x, g), jnp.array(False))
+def _kl_newton_init(T, TT, row):
+    """The start x0 of row, improved by :data:`_KL_EM_STEPS` EM steps
+    :math:`x_k \\leftarrow x_k (-g_k) / \\sum_j b_j` (multiplicative, on the simplex): they
+    grow the weights that x0 leaves near 0 and KL needs (p_j > 0 wherever b_j > 0) by
+    large factors at the cost of a gradient, where Newton's method would double them once
+    per iteration."""
+    b, x = row
+    total = jnp.sum(b)
+    T32, b32 = T.astype(jnp.float32), b.astype(jnp.float32)
+
+    def em(_, x):  # in float32: it only improves the start
+        _, g = _kl_grad(T32, b32, x)
+        x = x * jnp.where(total > 0, -g / total.astype(jnp.float32), 1.0)
+        return x / jnp.sum(x)
+
+    x32 = jax.lax.fori_loop(0, _KL_EM_STEPS, em, x.astype(jnp.float32))
+    x = jnp.where(jnp.all(jnp.isfinite(x32)), x32.astype(x.dtype), x)
+    # A little of the centre, so that float32 underflow leaves no p_j = 0 where b_j > 0.
+    x = (1.0 - 1e-6) * x / jnp.sum(x) + 1e-6 / x.shape[0]
+    _, g = _kl_grad(T, b, x)
+    return KLState(x, g, jnp.array(0), _gap(x, g), jnp.array(1.0, x.dtype), jnp.array(0),
+                   jnp.array(False))
 
 
-def _simplex_qp(H, h, x0):
+def _simplex_qp(H, h, y0):
     """min_y y^T H y / 2 + h^T y on the simplex, by a primal active-set method from the feasible
-    point x0 (Nocedal & Wright, Algorithm 16.3): each face's equality-constrained minimiser by
+    point y0 (Nocedal & Wright, Algorithm 16.3): each face's equality-constrained minimiser by
     a Cholesky solve (bordered by the constraint sum y = 1), a step to the first blocking
     bound, and at a face minimiser the release of the most negative multiplier. Every
     iterate is feasible and lowers the model, so the result is a descent step even when
@@ -472,36 +501,43 @@ def _simplex_qp(H, h, x0):
                 done | ~ok | (~blocked & ~release), it + 1)
 
     cond = lambda c: ~c[2] & (c[3] < 3 * K + 10)
-    y, _, _, _ = jax.lax.while_loop(cond, body, (x0, x0 <= 0, jnp.array(False), jnp.array(0)))
+    y, _, _, _ = jax.lax.while_loop(cond, body, (y0, y0 <= 0, jnp.array(False), jnp.array(0)))
     return y / jnp.sum(y)
 
 
-def _kl_newton_update(T, row, st):
+def _kl_newton_update(T, TT, row, st):
     """One projected Newton iteration (see the comment above :data:`_KL_LANES`)."""
-    Tw, b, pos = _kl_support(T, row)
+    b, _ = row
+    K = T.shape[0]
+    pos = b > 0
     x, g = st.x, st.g
-    p = x @ Tw
-    safe = jnp.where(pos, p, 1.0)
-    S = Tw * jnp.where(pos, jnp.sqrt(b) / safe, 0.0)
-    H = S @ S.T
-    y = _simplex_qp(H, g - H @ x, x)
+    safe = jnp.where(pos, x @ T, 1.0)
+    # H's upper triangle, in float32: it shapes the step, not the certificate.
+    weights = jnp.where(pos, b / (safe * safe), 0.0)
+    upper = (weights.astype(TT.dtype) @ TT).astype(x.dtype)
+    H = upper[_triu_map(K)]
+    guess = jnp.where(x >= _KL_FACE_GUESS * jnp.max(x), x, 0.0)
+    y = _simplex_qp(H, g - H @ x, guess / jnp.sum(guess))
     d = y - x
-    rq = jnp.where(pos, (d @ Tw) / safe, 0.0)          # q / p on the support
-    alphas = 0.5 ** jnp.arange(_KL_LINE_STEPS, dtype=x.dtype)
+    rq = jnp.where(pos, (d @ T) / safe, 0.0)                        # q / p on the support
+    alphas = st.step * 0.5 ** jnp.arange(_KL_LINE_STEPS, dtype=x.dtype)
     z = alphas[:, None] * rq[None, :]
     feasible = jnp.all(z > -1.0, axis=1)
-    decrease = -jnp.sum(b * jnp.log1p(jnp.where(feasible[:, None], z, 0.0)), axis=1)
+    decrease = -jnp.sum(jnp.where(pos, b, 0.0) * jnp.log1p(jnp.where(feasible[:, None], z, 0.0)),
+                        axis=1)
     slope = jnp.dot(g, d)
     ok = feasible & (decrease <= _ARMIJO_C1 * alphas * slope) & (decrease < 0) & (slope < 0)
-    first = jnp.argmax(ok)
     moved = jnp.any(ok)
-    a = jnp.where(moved, alphas[first], 0.0)
+    a = alphas[jnp.argmax(ok)]
     x_new = jnp.where(a == 1.0, y, jnp.maximum(x + a * d, 0.0))
     x_new = x_new / jnp.sum(x_new)
-    _, _, g_new = _kl_grad(Tw, b, pos, x_new)
+    _, g_new = _kl_grad(T, b, x_new)
     x_new = jnp.where(moved, x_new, x)
     g_new = jnp.where(moved, g_new, g)
-    return KLState(x_new, g_new, st.n_iter + 1, _gap(x_new, g_new), ~moved)
+    fails = jnp.where(moved, 0, st.fails + 1)
+    step = jnp.where(moved, 1.0, st.step * 0.5 ** _KL_LINE_STEPS)
+    return KLState(x_new, g_new, st.n_iter + 1, _gap(x_new, g_new), step, fails,
+                   fails >= _MAX_FAILS)
 
 
 def _pool_solve(init, update, finished, data, n, lanes):
@@ -552,28 +588,38 @@ def _pool_solve(init, update, finished, data, n, lanes):
 
 
 @functools.partial(jax.jit, static_argnames=('lanes',))
-def _solve_kl(T, idx, vals, eps, max_iter, lanes):
-    """Projected Newton on every word's support: T is K x (V + 1) (last column 0, the target
-    of padded ids), idx and vals are n x W."""
+def _solve_kl(T, B, X0, eps, max_iter, lanes):
+    """Projected Newton for every row of B (n x V) from the starts X0 (n x K)."""
+    K = T.shape[0]
+    iu = np.triu_indices(K)
+    TT = (T[iu[0]] * T[iu[1]]).T.astype(jnp.float32)                # V x K(K+1)/2
     finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
-    return _pool_solve(functools.partial(_kl_newton_init, T),
-                       functools.partial(_kl_newton_update, T), finished, (idx, vals),
-                       idx.shape[0], lanes)
+    return _pool_solve(functools.partial(_kl_newton_init, T, TT),
+                       functools.partial(_kl_newton_update, T, TT), finished, (B, X0),
+                       B.shape[0], lanes)
 
 
 def _kl_lanes():
     return _KL_LANES.get(jax.default_backend(), _ACCELERATOR_KL_LANES)
 
 
+def _kl_start(T, B):
+    """Starts of the Newton solver: each word's RecoverL2 weights (loosely solved), mixed with
+    a little of the simplex's centre so that every column some anchor reaches has p > 0."""
+    K = T.shape[0]
+    warm = eg_solve_l2(T @ T.T, B @ T.T, _KL_WARM_EPS, _KL_WARM_MAX_ITER).weights
+    return 0.9 * warm + 0.1 / K
+
+
 def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     """RecoverKL's problems for many words at once: min KL(B_i || x^T T) on the simplex.
 
-    Each word's problem is restricted to its support (the columns with B_ij > 0 that some
-    anchor row reaches; the others have no term, or a term that is +inf for every x) and
-    solved by a projected Newton method with an exact active-set solution of each
-    K-dimensional quadratic model (see the comment above :data:`_KL_LANES`), stopped by the
-    duality-gap test :math:`\\lambda^T x < \\epsilon` of the exponentiated-gradient method.
-    Words are grouped by support size into power-of-two widths.
+    Solved by a projected Newton method (see the comment above :data:`_KL_LANES`): each
+    iteration minimises the K-dimensional quadratic model of KL on the simplex exactly by
+    an active-set method and searches along the step; it starts from the word's RecoverL2
+    weights and stops by the exponentiated-gradient method's duality-gap test
+    :math:`\\lambda^T x < \\epsilon`. Columns that no anchor row reaches are left out (their
+    term is +inf for every x).
 
     Parameters
     ----------
@@ -590,36 +636,22 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
         ``n_iter`` counts Newton iterations.
     """
     T = np.asarray(T, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
-    K, V = T.shape
+    B = np.array(B, dtype=np.float64)
+    K = T.shape[0]
     n = B.shape[0]
     if n == 0:
         return _empty_result(K)
-    support = (B > 0) & (T.sum(axis=0) > 0)[None, :]
-    nnz = support.sum(axis=1)
-    width = np.maximum(_KL_MIN_WIDTH, 2 ** np.ceil(np.log2(np.maximum(nnz, 1)))).astype(np.int64)
-    T_pad = np.hstack([T, np.zeros((K, 1))])
-    x = np.zeros((n, K))
-    it = np.zeros(n, np.int64)
-    gap = np.zeros(n)
+    B[:, T.sum(axis=0) <= 0] = 0.0
+    X0 = _kl_start(T, B)
+    # Zero rows up to a multiple of _ROW_BUCKET, solved last and dropped.
+    pad = -n % _ROW_BUCKET
+    B = np.vstack([B, np.zeros((pad, B.shape[1]))])
+    X0 = np.vstack([X0, np.full((pad, K), 1.0 / K)])
     with jax.enable_x64(True):
-        for w in np.unique(width):
-            words = np.flatnonzero(width == w)
-            m = len(words) + (-len(words) % _KL_ROW_BUCKET)
-            idx = np.full((m, w), V, dtype=np.int32)
-            vals = np.zeros((m, w))
-            sub = support[words]
-            rows, cols = np.nonzero(sub)
-            pos = np.arange(len(rows)) - np.repeat(np.cumsum(nnz[words]) - nnz[words], nnz[words])
-            idx[rows, pos] = cols
-            vals[rows, pos] = B[words[rows], cols]
-            xs, its, gaps = _solve_kl(jnp.asarray(T_pad), jnp.asarray(idx), jnp.asarray(vals),
-                                      jnp.asarray(eps, jnp.float64),
-                                      jnp.asarray(max_iter, jnp.int64), lanes=_kl_lanes())
-            x[words] = np.asarray(xs)[:len(words)]
-            it[words] = np.asarray(its)[:len(words)]
-            gap[words] = np.asarray(gaps)[:len(words)]
-    return _result(x, it, gap, eps)
+        x, it, gap = _solve_kl(jnp.asarray(T), jnp.asarray(B), jnp.asarray(X0),
+                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+                               lanes=_kl_lanes())
+        return _result(x[:n], it[:n], gap[:n], eps)
 
 
 def _empty_result(K):
