@@ -749,8 +749,10 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
     return Recovery(A, R, p_z, solver)
 
 
-def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
-    """RecoverKL over blocks of whole Q-bar rows: form a block, solve it, discard it."""
+def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter, solve=None):
+    """RecoverKL over blocks of whole Q-bar rows: form a block, solve it, discard it.
+    ``solve`` (default :func:`eg_solve_kl`) is replaceable for benchmarks/bench_recover_kl.py."""
+    solve = eg_solve_kl if solve is None else solve
     V = cooc.num_terms
     # Columns no anchor row reaches add a constant (+inf) to every x: drop them from the data.
     dead = T.sum(axis=0) <= 0
@@ -761,9 +763,9 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter):
         B = cooc.rows(words) / p_w[words, None]
         B[:, dead] = 0.0
         B = np.maximum(B, 0.0)  # the unbiased estimator can leave -0 after rounding
-        if len(words) < block:  # pad: one compiled shape for every block
+        if len(words) < block and solve is not eg_solve_kl:  # one compiled shape per block
             B = np.vstack([B, np.zeros((block - len(words), V))])
-        res = eg_solve_kl(T, B, eps, max_iter)
+        res = solve(T, B, eps, max_iter)
         parts.append(RecoverResult(*(a[:len(words)] for a in res)))
     if not parts:
         return _empty_result(T.shape[0])
