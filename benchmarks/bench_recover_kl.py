@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gensim_anchor import AnchorModel
-from gensim_anchor.cooccurrence import build_cooccurrence
-from gensim_anchor.anchors import anchor_rows
-from gensim_anchor.recovery import _eg_solve_kl_eg, _recover_kl_blocks, eg_solve_kl
-from gensim_anchor._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+from gensim_anchor import AnchorModel  # noqa: E402
+from gensim_anchor.cooccurrence import build_cooccurrence  # noqa: E402
+from gensim_anchor.anchors import anchor_rows  # noqa: E402
+from gensim_anchor.recovery import _eg_solve_kl_eg, _recover_kl_blocks, eg_solve_kl  # noqa: E402
+from gensim_anchor._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / 'shared' / 'data'
 LOG = Path(__file__).resolve().parent / 'results' / 'bench_recover_kl.log'

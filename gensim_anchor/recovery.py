@@ -544,13 +544,16 @@ def _pool_solve(init, update, finished, data, n, lanes):
     """Run ``update`` on a fixed pool of ``lanes`` problems until each is ``finished``, a
     finished lane writing its result and taking the next problem (the lane pool of
     :func:`eg_solve`, for any state with fields x, n_iter and gap). ``data`` is a tuple of
-    arrays whose rows are the problems."""
+    arrays whose rows are the problems; only the first ``n`` (dynamic) are solved, the rest of
+    the outputs are 0."""
+    size = data[0].shape[0]
     first = jnp.minimum(jnp.arange(lanes), n)
     take = lambda word: tuple(a[jnp.minimum(word, n - 1)] for a in data)
     rows = take(first)
     st = jax.vmap(init)(rows)
     K = st.x.shape[1]
-    out = (jnp.zeros((n, K), st.x.dtype), jnp.zeros(n, st.n_iter.dtype), jnp.zeros(n, st.gap.dtype))
+    out = (jnp.zeros((size, K), st.x.dtype), jnp.zeros(size, st.n_iter.dtype),
+           jnp.zeros(size, st.gap.dtype))
     vupdate = jax.vmap(update)
 
     def cond(c):
@@ -563,7 +566,7 @@ def _pool_solve(init, update, finished, data, n, lanes):
         keep = lambda a, b: jnp.where(active.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
         st = jax.tree_util.tree_map(keep, st, moved)
         done = active & finished(st)
-        slot = jnp.where(done, word, n)
+        slot = jnp.where(done, word, size)
         out = tuple(o.at[slot].set(v, mode='drop') for o, v in zip(out, (st.x, st.n_iter, st.gap)))
         word = jnp.where(done, n, word)
         idle = word >= n
@@ -588,15 +591,15 @@ def _pool_solve(init, update, finished, data, n, lanes):
 
 
 @functools.partial(jax.jit, static_argnames=('lanes',))
-def _solve_kl(T, B, X0, eps, max_iter, lanes):
-    """Projected Newton for every row of B (n x V) from the starts X0 (n x K)."""
+def _solve_kl(T, B, X0, n, eps, max_iter, lanes):
+    """Projected Newton for the first n rows of B from the starts X0 (rows K-vectors)."""
     K = T.shape[0]
     iu = np.triu_indices(K)
     TT = (T[iu[0]] * T[iu[1]]).T.astype(jnp.float32)                # V x K(K+1)/2
     finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
     return _pool_solve(functools.partial(_kl_newton_init, T, TT),
                        functools.partial(_kl_newton_update, T, TT), finished, (B, X0),
-                       B.shape[0], lanes)
+                       n, lanes)
 
 
 def _kl_lanes():
@@ -642,13 +645,12 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     if n == 0:
         return _empty_result(K)
     B[:, T.sum(axis=0) <= 0] = 0.0
+    # Zero rows up to a power of two (one compilation for many word counts); the Newton
+    # solver skips them, the loose RecoverL2 solve of the start does not (it is cheap).
+    B = np.vstack([B, np.zeros((max(_ROW_BUCKET, 1 << (n - 1).bit_length()) - n, B.shape[1]))])
     X0 = _kl_start(T, B)
-    # Zero rows up to a multiple of _ROW_BUCKET, solved last and dropped.
-    pad = -n % _ROW_BUCKET
-    B = np.vstack([B, np.zeros((pad, B.shape[1]))])
-    X0 = np.vstack([X0, np.full((pad, K), 1.0 / K)])
     with jax.enable_x64(True):
-        x, it, gap = _solve_kl(jnp.asarray(T), jnp.asarray(B), jnp.asarray(X0),
+        x, it, gap = _solve_kl(jnp.asarray(T), jnp.asarray(B), jnp.asarray(X0), jnp.asarray(n),
                                jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
                                lanes=_kl_lanes())
         return _result(x[:n], it[:n], gap[:n], eps)
