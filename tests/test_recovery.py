@@ -580,12 +580,12 @@ def test_newton_kl_handles_rank_deficient_supports():
     B[0, 5:] = 0.0          # 5 columns < K = 8
     B[1, :] = 0.0           # nothing to fit: f = 0 everywhere
     B[2, :] = T[3]          # exactly an anchor row
-    result = eg_solve_kl(T, B, eps=1e-10, max_iter=200)
+    result = eg_solve_kl(T, B, eps=1e-7, max_iter=200)
     assert result.converged.all()
     recomputed = [duality_gap(kl_gradient(T, b, x), x) if b.any() else 0.0
                   for b, x in zip(B, result.weights)]
     np.testing.assert_allclose(result.gap, recomputed, rtol=1e-6, atol=1e-14)
-    assert kl_objective(T, B[2], result.weights[2]) <= 1e-10
+    assert kl_objective(T, B[2], result.weights[2]) <= 1e-7
 
 
 def test_recover_kl_semi_synthetic_converges_with_honest_gaps():
