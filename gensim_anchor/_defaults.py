@@ -4,6 +4,9 @@ No JAX import here, so that a saved model loads without JAX; per-backend tuning 
 by backend name (:func:`tuning`), which the JAX stages pass in.
 """
 
+#: Version of the saved (pickle) format; bumped when saved attributes change meaning.
+FORMAT_VERSION = 1
+
 # --- Options of AnchorModel (validated at the door, :mod:`._validation`) -------------------------
 #: Recovery methods: RecoverL2, RecoverKL, and the original Recover of Arora, Ge & Moitra (2012).
 LOSSES = ('L2', 'KL', 'original')
@@ -85,13 +88,15 @@ REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 
 #:   busy by a small pool; an accelerator needs thousands of lanes (4,096 in the H200 runs of
 #:   benchmarks/results/gpu_h200_kos_20ng.log).
 #: * ``eg_steps``: EG iterations between two checks of the lane pool.
+#: * ``kl_lanes``: lanes of RecoverKL's projected Newton pool.
 #: * ``kl_block_entries``: entries of Q-bar (block_rows x V) in one RecoverKL block: 64 MB in
 #:   float64 on a CPU, 2 GB on an accelerator (a block must hold a pool of lanes).
 #: * ``gibbs_token_block``: tokens per block of the sampler's inverse-CDF draw (a CPU keeps a
 #:   block in cache).
 BACKEND_TUNING = {
-    'cpu': dict(eg_lanes=128, eg_steps=1, kl_block_entries=1 << 23, gibbs_token_block=1 << 13),
-    'accelerator': dict(eg_lanes=4096, eg_steps=16, kl_block_entries=1 << 28,
+    'cpu': dict(eg_lanes=128, eg_steps=1, kl_lanes=64, kl_block_entries=1 << 23,
+                gibbs_token_block=1 << 13),
+    'accelerator': dict(eg_lanes=4096, eg_steps=16, kl_lanes=1024, kl_block_entries=1 << 28,
                         gibbs_token_block=1 << 18),
 }
 

@@ -67,13 +67,11 @@ from . import _validation as check
 from . import pipeline
 from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_ETA, REFINE_TOL,
                         DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
-                        LOSSES, Q_MODES, RECTIFY_MAX_ITER, REFINE_METHODS, RECTIFY_TOL)
+                        FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
 
 logger = logging.getLogger(__name__)
 
-#: Version of the saved format; bumped when saved attributes change meaning.
-FORMAT_VERSION = 1
 
 # LdaModel's constructor arguments that have no meaning for anchor words, with their defaults.
 _LDA_ONLY = dict(distributed=False, passes=1, update_every=1, decay=0.5, offset=1.0, eval_every=10,

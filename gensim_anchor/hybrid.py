@@ -44,10 +44,14 @@ Two samplers (``sampler=``):
     0.064 nats/token below the collapsed sampler's (``benchmarks/results/bench_beyond.log``).
 
 The first assignments are drawn from the anchor solution,
-:math:`p(z \\mid w) \\propto p(z) A_{wz}`. After ``burn_in`` sweeps the topic estimate is the
-average of the posterior means :math:`(n_{kw} + \\eta) / (n_k + V\\eta)` over the remaining
-sweeps; with ``optimize_alpha`` an asymmetric alpha is updated by Minka's fixed point from the
-document-topic counts every sweep.
+:math:`p(z \\mid w) \\propto p(z) A_{wz}`. After the burn-in the topic estimate is the average
+of the posterior means :math:`(n_{kw} + \\eta) / (n_k + V\\eta)` over the remaining sweeps; with
+``optimize_alpha`` an asymmetric alpha is updated by Minka's fixed point from the
+document-topic counts every sweep. By default the burn-in ends when the chain has settled: the
+log joint likelihood :math:`\\log p(w, z \\mid \\alpha, \\eta)` of the training tokens, computed
+from the counts every few sweeps, has stopped rising (by less than ``tol`` nats per token per
+sweep); the topics are then averaged over as many sweeps again, and ``num_sweeps`` is only a
+cap. ``AnchorModel(corpus, ..., refine='gibbs')`` runs all of it in one call.
 
 For the variational alternative, ``AnchorModel.to_ldamodel()`` followed by
 ``LdaModel.update(corpus, passes=2)`` continues gensim's online variational Bayes from the

@@ -534,7 +534,7 @@ def _decode_cooccurrence(loader, spec, arrays, num_terms):
 
 
 def _decode_sample(loader, spec, arrays, num_terms):
-    from .anchormodel import _Reservoir
+    from ._sampling import Reservoir as _Reservoir
     size = loader.get(spec, 'size', 'sample', 'int')
     seen = loader.get(spec, 'seen', 'sample', 'int')
     int_counts = loader.get(spec, 'int_counts', 'sample', 'bool')
@@ -604,8 +604,9 @@ def load_portable(path, mmap=None, cls=None):
         The model directory.
     mmap : {None, 'r', 'r+', 'c'}
         Map the array files instead of reading them (as ``load(mmap='r')``).
-    cls : type, optional
-        The model class (default :class:`~gensim_anchor.AnchorModel`).
+    cls : type
+        The model class, :class:`~gensim_anchor.AnchorModel` (whose ``load_portable`` passes
+        itself: this module sits below the model and does not import it).
 
     Returns
     -------
@@ -623,7 +624,7 @@ def load_portable(path, mmap=None, cls=None):
         newer format version. The message names the file and the key.
     """
     if cls is None:
-        from .anchormodel import AnchorModel as cls
+        raise TypeError("load_portable needs the model class: call AnchorModel.load_portable(path)")
     if mmap not in (None, 'r', 'r+', 'c'):
         raise ValueError("mmap must be None, 'r', 'r+' or 'c', got %r" % (mmap,))
     loader = _Loader(path, mmap)
@@ -795,5 +796,5 @@ def load_portable(path, mmap=None, cls=None):
 
 
 def _pickle_format_version():
-    from .anchormodel import FORMAT_VERSION
+    from ._defaults import FORMAT_VERSION
     return FORMAT_VERSION

@@ -376,9 +376,7 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 # a dense matrix product runs several times faster than per-word products over the words'
 # supports (a third of V on KOS), even counting the columns where b = 0.
 
-# Lanes of the Newton solver's pool.
-_KL_LANES = {'cpu': 64}
-_ACCELERATOR_KL_LANES = 1024
+# Lanes of the Newton solver's pool: _defaults.BACKEND_TUNING's kl_lanes.
 # Ridge of the quadratic model relative to mean(diag H): keeps its Cholesky factor defined
 # where T is rank-deficient on a word's support (a rare word), far below any step that matters.
 _KL_RIDGE = 1e-12
@@ -494,7 +492,7 @@ def _simplex_qp(H, h, y0):
 
 
 def _kl_newton_update(T, TT, row, st):
-    """One projected Newton iteration (see the comment above :data:`_KL_LANES`)."""
+    """One projected Newton iteration (see the comments above :func:`_kl_lanes`)."""
     b, _ = row
     K = T.shape[0]
     pos = b > 0
@@ -591,7 +589,7 @@ def _solve_kl(T, B, X0, n, eps, max_iter, lanes):
 
 
 def _kl_lanes():
-    return _KL_LANES.get(jax.default_backend(), _ACCELERATOR_KL_LANES)
+    return tuning(jax.default_backend())['kl_lanes']
 
 
 def _kl_start(T, B):
@@ -605,7 +603,7 @@ def _kl_start(T, B):
 def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     """RecoverKL's problems for many words at once: min KL(B_i || x^T T) on the simplex.
 
-    Solved by a projected Newton method (see the comment above :data:`_KL_LANES`): each
+    Solved by a projected Newton method (see the comments above :func:`_kl_lanes`): each
     iteration minimises the K-dimensional quadratic model of KL on the simplex exactly by
     an active-set method and searches along the step; it starts from the word's RecoverL2
     weights and stops by the exponentiated-gradient method's duality-gap test
