@@ -67,7 +67,7 @@ from . import _validation as check
 from . import pipeline
 from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_BURN_IN, DEFAULT_ETA,
                         DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
-                        LOSSES, Q_MODES, RECTIFY_ENN_TOL, RECTIFY_MAX_ITER, RECTIFY_METHODS,
+                        LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
 
@@ -396,7 +396,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 logger.warning("rectification stopped at rectify_max_iter=%d before the negative mass "
                                "fell below %g (residual %.3g, last relative change %.3g); the "
                                "rectified Q is approximate: raise rectify_max_iter",
-                               self.rectify_max_iter, RECTIFY_ENN_TOL, rect.residual, rect.change)
+                               self.rectify_max_iter, rect.tol, rect.residual, rect.change)
         logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
                     "cleanup replaced %d, in %.2fs", K, result.num_candidates, result.min_df,
                     result.projection_dim, result.search.num_replaced, timings['anchors'])
