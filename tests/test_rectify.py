@@ -200,7 +200,7 @@ def test_enn_is_nonnegative_where_it_matters_and_sums_to_one(noisy):
     large = np.argsort(-np.sum(result.Y ** 2, axis=1))[:40]
     # The rows of largest norm: their negative entries (and transposes) hold at most 1e-5 of Q.
     assert -np.minimum(C[large], 0.0).sum() <= 1e-5
-    start = rectify_enn(compress(cooc, K), active, max_iter=0, num_large=40)  # the rank-K truncation
+    start = rectify_enn(compress(cooc, K), active, max_iter=0, tol=1e-9, num_large=40)  # truncation
     assert start.n_iter == 0 and not start.converged and start.residual > 1e-5 >= result.residual
 
 
