@@ -2,7 +2,8 @@
 
 Arora et al. (2013), end to end, after the single pass of :mod:`.cooccurrence`:
 
-1. (optional) rectify Q (:mod:`.rectify`, Lee, Bindel & Mimno 2015);
+1. (optional) rectify Q (:mod:`.rectify`: compressed, Lee et al. 2021, or by alternating
+   projection, Lee, Bindel & Mimno 2015);
 2. choose the anchor candidates and find one anchor per topic by FastAnchorWords in a random
    projection of Q-bar, around any seeded anchors (:mod:`.anchors`);
 3. recover p(z | w) for every word by exponentiated gradient (RecoverL2 / RecoverKL) or the

@@ -47,12 +47,27 @@ The loop is one jitted ``lax.while_loop`` in float64 (``jax.enable_x64``, scoped
 the relative change of the iterate falls below ``tol`` or after ``max_iter`` iterations.
 
 Measured on KOS (V = 6,906, K = 50; 2-core EPYC, ``benchmarks/results/rectify_kos.log``, from
-a fit with ``rectify=True`` and this module's INFO log): the AP reaches a relative change of
-1e-4 after 41 iterations, in 11.8 s with the compilation; the whole fit peaked at 2.2 GB RSS.
+a fit with ``rectify=True``, then the AP, now ``'ap'``, and its INFO log): the AP reaches a
+relative change of 1e-4 after 41 iterations, in 11.8 s with the compilation; the whole fit
+peaked at 2.2 GB RSS.
 On 150 words the iterates agree with the AP with exact ``eigh`` projections to better than 2e-7
 (relative, Frobenius; asserted by ``tests/test_rectify.py``).
 
-The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`).
+The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`); it is
+``rectify='ap'``.
+
+**Compressed rectification** (``rectify=True`` or ``'enn'``; Lee, Cho, Dong, Mimno & Bindel,
+"On-the-fly Rectification for Robust Large-Vocabulary Topic Inference", ICML 2021,
+https://arxiv.org/abs/2111.06580) never forms Q: :func:`compress` finds
+:math:`Q \\approx U\\Lambda U^T` (V x K) by a randomised range finder on the shifted operator
+:math:`Q + \\lambda_{\\max}/10\\, I` applied through ``cooc.matmul`` only (implicit, dense and
+Dask statistics alike), and :func:`rectify_enn` makes :math:`Y Y^T`, from
+:math:`Y = U\\Lambda_+^{1/2}`, sum to 1 and nonnegative in the rows and columns of the
+:math:`5K\\ln K` words of largest norm (epsilon-nonnegative: the other entries are products of
+two small norms). :class:`LowRankCooccurrence` then serves the anchors (in exact K coordinates,
+:meth:`LowRankCooccurrence.coordinates`), the recovery and R from the V x K factor:
+O(nnz + V K) memory beside a V x l float32 block (l = 5K ln K) during the iterations.
+:func:`rectify_lowrank` runs the two steps.
 
 Examples
 --------
@@ -148,10 +163,11 @@ def check_fits(num_terms, limit=None):
     need = working_bytes(num_terms)
     if need > limit:
         raise ValueError(
-            "rectify=True needs Q as a dense matrix over the %d words that occur in a document of "
+            "rectify='ap' needs Q as a dense matrix over the %d words that occur in a document of "
             "two or more tokens: about %s of working memory, more than the limit of %s "
             "(gensim_anchor.rectify.MAX_BYTES); prune the vocabulary to at most %d words, e.g. "
-            "with Dictionary.filter_extremes(keep_n=%d), or train without rectify"
+            "with Dictionary.filter_extremes(keep_n=%d), or use rectify=True (compressed, any "
+            "vocabulary)"
             % (num_terms, _size(need), _size(limit), max_terms(limit), max_terms(limit)))
 
 
