@@ -34,6 +34,12 @@ Q_COSTS = dict(sparse32=0.25, sparse64=0.45, dense32=0.022, dense64=0.037, pair=
 RECTIFY_MAX_ITER = 50
 #: Relative change of the iterate at which the alternating projection stops.
 RECTIFY_TOL = 1e-4
+#: Negative mass (a share of Q, which sums to 1) left in the rows and columns of the words of
+#: largest norm at which the compressed (ENN) rectification stops.
+RECTIFY_ENN_TOL = 2e-3
+#: Methods of rectify=: the compressed epsilon-nonnegative one (Lee et al. 2021; True means it)
+#: and the dense alternating projection (Lee, Bindel & Mimno 2015).
+RECTIFY_METHODS = ('enn', 'ap')
 
 # --- Stage 2: anchors ---------------------------------------------------------------------------
 #: Default projection dimension for FastAnchorWords (none when V is smaller).

@@ -47,6 +47,20 @@ def check_option(name, value, options):
     return value
 
 
+def check_rectify(rectify, methods):
+    """rectify=: False (or None), True (the first method, the compressed one) or a method name;
+    returns False or the method name."""
+    if rectify is None or rectify is False or (isinstance(rectify, (bool, np.bool_)) and not rectify):
+        return False
+    if rectify is True or (isinstance(rectify, np.bool_) and rectify):
+        return methods[0]
+    if isinstance(rectify, str) and rectify in methods:
+        return rectify
+    raise ValueError("rectify must be False, True (= %r) or one of %s (%r: compressed, any vocabulary; "
+                     "%r: dense alternating projection, V x V memory), got %r"
+                     % (methods[0], ", ".join(repr(m) for m in methods), methods[0], methods[1], rectify))
+
+
 def check_corpus(corpus):
     """An iterable of documents (a string is one too, but never a corpus: a file name?)."""
     if isinstance(corpus, (str, bytes)) or not hasattr(corpus, '__iter__'):

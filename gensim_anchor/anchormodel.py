@@ -67,7 +67,8 @@ from . import _validation as check
 from . import pipeline
 from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_ETA, REFINE_TOL,
                         DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
-                        FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, REFINE_METHODS, RECTIFY_TOL)
+                        FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
+                        REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
 
 logger = logging.getLogger(__name__)
@@ -182,19 +183,22 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     progress : bool, optional
         A progress bar (tqdm) while the corpus is read; None (default): only when stderr is a
         terminal. Throughput is logged at INFO either way.
-    rectify : bool
-        Rectify Q before finding the anchors (Lee, Bindel & Mimno 2015, :mod:`.rectify`):
-        alternating projection onto the rank-K PSD, sum-1 and nonnegative matrices, then R by
-        the diagonal method (nonnegative). Q is formed densely over the words that occur in a
-        document of two or more tokens, also in implicit mode; a ValueError names the memory
-        needed when it exceeds :data:`gensim_anchor.rectify.MAX_BYTES` (8 GiB, about 13,000
-        words): prune the vocabulary with ``Dictionary.filter_extremes``. Each iteration costs
-        two products of the V x V iterate with a V x 1.5K block and one V x V x K product (KOS,
-        V = 6,906, K = 50: 41 iterations, 11.8 s on 2 cores).
+    rectify : {False, True, 'enn', 'ap'}
+        Rectify Q before finding the anchors, then R by the diagonal method (nonnegative).
+        ``True`` or ``'enn'``: the compressed rectification of Lee, Cho, Dong, Mimno & Bindel
+        (2021, :func:`gensim_anchor.rectify.rectify_lowrank`): a randomised eigendecomposition
+        of Q from thin products (never V x V, also on a Dask cluster), then epsilon-nonnegative
+        iterations on the V x K factor Y, :math:`Q \approx YY^T`, until the negative mass in
+        the rows and columns of the 5K ln K words of largest norm falls below 2e-3; the anchors
+        and recovery then run on Y (O(V K) memory). ``'ap'``: alternating projection onto the
+        rank-K PSD, sum-1 and nonnegative matrices (Lee, Bindel & Mimno 2015): Q dense over the
+        words with co-occurrences; a ValueError names the memory needed when it exceeds
+        :data:`gensim_anchor.rectify.MAX_BYTES` (8 GiB, about 13,000 words).
+        A model saved before ``'enn'`` existed with ``rectify=True`` loads as ``'ap'``, the
+        method it was trained with (used when it is updated).
     rectify_max_iter : int
-        Cap on the alternating-projection iterations (default 50); it stops earlier when the
-        relative change of the iterate falls below 1e-4 (KOS, K = 50: after about 40), and a
-        WARNING is logged when the cap is reached first.
+        Cap on the rectification iterations (default 50); a WARNING naming the residual is
+        logged when the cap is reached first.
     anchors : list, optional
         Seeded anchors (Lund et al. 2017, "Tandem Anchoring"): the user fixes the anchors of
         the first ``len(anchors)`` topics, each a word (a str looked up in ``id2word``, or an
@@ -272,7 +276,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         check.check_min_df(anchor_min_df)
         self.anchor_min_df = anchor_min_df
         self.cleanup = bool(cleanup)
-        self.rectify = bool(rectify)
+        self.rectify = check.check_rectify(rectify, RECTIFY_METHODS)
         self.rectify_max_iter = check.check_int('rectify_max_iter', rectify_max_iter, minimum=1)
         self.seed_anchors = check.check_seeds(anchors, self.num_topics, self.id2word, self.loss)
         self.refine_method = None if refine is None else check.check_option('refine', refine, REFINE_METHODS)
@@ -406,7 +410,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """One line per stage of the fit (the stages return their counts and log nothing)."""
         K, timings = self.num_topics, result.timings
         rect = result.rectification
-        if rect is not None:
+        if rect is not None and self.rectify == 'ap':
             logger.info("rectification (alternating projection, K=%d, V=%d): %d iterations in %.2fs, "
                         "last relative change %.3g, distance from rank-K PSD <= %.3g, moved Q by %.3g "
                         "(relative)", K, len(rect.Q), rect.n_iter, timings['rectify'], rect.change,
@@ -416,6 +420,17 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                "fell below %g (last %.3g, residual %.3g); the rectified Q is "
                                "approximate: raise rectify_max_iter", self.rectify_max_iter,
                                RECTIFY_TOL, rect.change, rect.residual)
+        elif rect is not None:
+            logger.info("rectification (compressed, epsilon-nonnegative, K=%d, V=%d): %d products with "
+                        "Q, %d iterations in %.2fs, negative mass left in the rows of the %d largest "
+                        "words %.3g, moved the rank-K compression by %.3g (relative)", K, len(rect.Y),
+                        rect.compression.num_products, rect.n_iter, timings['rectify'], rect.num_large,
+                        rect.residual, rect.moved)
+            if not rect.converged:
+                logger.warning("rectification stopped at rectify_max_iter=%d before the negative mass "
+                               "fell below %g (residual %.3g, last relative change %.3g); the "
+                               "rectified Q is approximate: raise rectify_max_iter",
+                               self.rectify_max_iter, rect.tol, rect.residual, rect.change)
         logger.info("FastAnchorWords: %d anchors from %d candidates (df >= %d) in %d dimensions, "
                     "cleanup replaced %d, in %.2fs", K, result.num_candidates, result.min_df,
                     result.projection_dim, result.search.num_replaced, timings['anchors'])
@@ -883,6 +898,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         for name, value in defaults.items():
             if not hasattr(model, name):
                 setattr(model, name, value)
+        if model.rectify is True:  # saved before rectify='enn': True meant the alternating projection
+            model.rectify = 'ap'
         if getattr(model, 'anchor_groups', None) is None and model.anchors is not None:
             model.anchor_groups = [[int(i)] for i in model.anchors]  # saved before seeded anchors
         return model

@@ -2,7 +2,8 @@
 
 Arora et al. (2013), end to end, after the single pass of :mod:`.cooccurrence`:
 
-1. (optional) rectify Q (:mod:`.rectify`, Lee, Bindel & Mimno 2015);
+1. (optional) rectify Q (:mod:`.rectify`: compressed, Lee et al. 2021, or by alternating
+   projection, Lee, Bindel & Mimno 2015);
 2. choose the anchor candidates and find one anchor per topic by FastAnchorWords in a random
    projection of Q-bar, around any seeded anchors (:mod:`.anchors`);
 3. recover p(z | w) for every word by exponentiated gradient (RecoverL2 / RecoverKL) or the
@@ -58,7 +59,10 @@ class FitOptions(NamedTuple):
     anchor_min_df : int, float or None
     projection_dim : int or None
     cleanup : bool
-    rectify : bool
+    rectify : {False, 'enn', 'ap'}
+        No rectification, the compressed epsilon-nonnegative one (Lee et al. 2021,
+        :func:`~.rectify.rectify_lowrank`) or the dense alternating projection (Lee, Bindel &
+        Mimno 2015, :func:`~.rectify.rectify_cooccurrence`).
     rectify_max_iter : int
     seeds : list of list of (str or int), or None
         Seeded anchors as :func:`~gensim_anchor._validation.check_seeds` returns them.
@@ -75,7 +79,7 @@ class FitOptions(NamedTuple):
     anchor_min_df: object = None
     projection_dim: Optional[int] = DEFAULT_PROJECTION_DIM
     cleanup: bool = True
-    rectify: bool = False
+    rectify: object = False
     rectify_max_iter: int = RECTIFY_MAX_ITER
     seeds: object = None
     alpha: object = 'auto'
@@ -215,11 +219,11 @@ def fit(cooc, options, *, id2word=None, documents=()):
     check.check_vocabulary(K, V)
     timings, rectification = {}, None
     if options.rectify:
-        from .rectify import rectify_cooccurrence
+        from .rectify import rectify_cooccurrence, rectify_lowrank
         start = time.perf_counter()
         # Only the fit sees the rectified Q; the caller keeps the additive statistics.
-        cooc, rectification = rectify_cooccurrence(cooc, K, max_iter=options.rectify_max_iter,
-                                                   seed=options.seed)
+        method = rectify_cooccurrence if options.rectify == 'ap' else rectify_lowrank
+        cooc, rectification = method(cooc, K, max_iter=options.rectify_max_iter, seed=options.seed)
         timings['rectify'] = time.perf_counter() - start
 
     start = time.perf_counter()

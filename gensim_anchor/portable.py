@@ -671,8 +671,14 @@ def load_portable(path, mmap=None, cls=None):
     for key in ('minimum_probability', 'minimum_phi_value'):
         o[key] = loader.check('options.' + key, check.check_positive_float, key,
                               loader.get(options, key, 'options', 'float'), allow_zero=True)
-    for key in ('cleanup', 'rectify', 'per_word_topics'):
+    for key in ('cleanup', 'per_word_topics'):
         o[key] = loader.get(options, key, 'options', 'bool')
+    from ._defaults import RECTIFY_METHODS
+    # False, or the method's name ('enn', 'ap'); True from a file of the first portable version
+    # meant the dense alternating projection, the only method then.
+    rectify = loader.get(options, 'rectify', 'options', 'bool', 'str')
+    o['rectify'] = 'ap' if rectify is True else loader.check(
+        'options.rectify', check.check_rectify, rectify, RECTIFY_METHODS)
     o['progress'] = loader.get(options, 'progress', 'options', 'bool', 'null')
     o['anchor_min_df'] = loader.check('options.anchor_min_df', check.check_min_df,
                                       loader.get(options, 'anchor_min_df', 'options', 'int', 'float', 'null'))

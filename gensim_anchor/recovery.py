@@ -813,7 +813,9 @@ def diagonal_topic_cooccurrence(cooc, A, groups):
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     G = np.zeros((len(words), len(groups)))  # word -> topic indicator
     G[np.arange(len(words)), owner] = 1.0
-    Q_SS = G.T @ cooc.rows(words)[:, words] @ G
+    # A rectified Q is nonnegative (AP) or nonnegative up to its epsilon on the rows of largest
+    # norm (ENN, where the anchors are): clip what is left.
+    Q_SS = G.T @ np.maximum(cooc.rows(words)[:, words], 0.0) @ G
     a = G.T @ A[words, owner]
     a = np.where(a > 0, a, np.inf)  # an anchor without mass in its own topic: its R row is 0
     R = Q_SS / np.outer(a, a)

@@ -47,12 +47,27 @@ The loop is one jitted ``lax.while_loop`` in float64 (``jax.enable_x64``, scoped
 the relative change of the iterate falls below ``tol`` or after ``max_iter`` iterations.
 
 Measured on KOS (V = 6,906, K = 50; 2-core EPYC, ``benchmarks/results/rectify_kos.log``, from
-a fit with ``rectify=True`` and this module's INFO log): the AP reaches a relative change of
-1e-4 after 41 iterations, in 11.8 s with the compilation; the whole fit peaked at 2.2 GB RSS.
+a fit with ``rectify=True``, then the AP, now ``'ap'``, and its INFO log): the AP reaches a
+relative change of 1e-4 after 41 iterations, in 11.8 s with the compilation; the whole fit
+peaked at 2.2 GB RSS.
 On 150 words the iterates agree with the AP with exact ``eigh`` projections to better than 2e-7
 (relative, Frobenius; asserted by ``tests/test_rectify.py``).
 
-The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`).
+The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_fits`); it is
+``rectify='ap'``.
+
+**Compressed rectification** (``rectify=True`` or ``'enn'``; Lee, Cho, Dong, Mimno & Bindel,
+"On-the-fly Rectification for Robust Large-Vocabulary Topic Inference", ICML 2021,
+https://arxiv.org/abs/2111.06580) never forms Q: :func:`compress` finds
+:math:`Q \\approx U\\Lambda U^T` (V x K) by a randomised range finder on the shifted operator
+:math:`Q + \\lambda_{\\max}/10\\, I` applied through ``cooc.matmul`` only (implicit, dense and
+Dask statistics alike), and :func:`rectify_enn` makes :math:`Y Y^T`, from
+:math:`Y = U\\Lambda_+^{1/2}`, sum to 1 and nonnegative in the rows and columns of the
+:math:`5K\\ln K` words of largest norm (epsilon-nonnegative: the other entries are products of
+two small norms). :class:`LowRankCooccurrence` then serves the anchors (in exact K coordinates,
+:meth:`LowRankCooccurrence.coordinates`), the recovery and R from the V x K factor:
+O(nnz + V K) memory beside a V x l float32 block (l = 5K ln K) during the iterations.
+:func:`rectify_lowrank` runs the two steps.
 
 Examples
 --------
@@ -82,7 +97,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._defaults import RECTIFY_MAX_ITER, RECTIFY_TOL
+from ._defaults import RECTIFY_ENN_TOL, RECTIFY_MAX_ITER, RECTIFY_TOL
 from .cooccurrence import Cooccurrence
 
 #: Working memory the AP may take, in bytes (about :data:`_WORK_COPIES` V x V float64 arrays).
@@ -148,10 +163,11 @@ def check_fits(num_terms, limit=None):
     need = working_bytes(num_terms)
     if need > limit:
         raise ValueError(
-            "rectify=True needs Q as a dense matrix over the %d words that occur in a document of "
+            "rectify='ap' needs Q as a dense matrix over the %d words that occur in a document of "
             "two or more tokens: about %s of working memory, more than the limit of %s "
             "(gensim_anchor.rectify.MAX_BYTES); prune the vocabulary to at most %d words, e.g. "
-            "with Dictionary.filter_extremes(keep_n=%d), or train without rectify"
+            "with Dictionary.filter_extremes(keep_n=%d), or use rectify=True (compressed, any "
+            "vocabulary)"
             % (num_terms, _size(need), _size(limit), max_terms(limit), max_terms(limit)))
 
 
@@ -284,4 +300,366 @@ def rectify_cooccurrence(cooc, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEF
     rectified = Cooccurrence(num_terms=V, num_docs=cooc.num_docs, num_short=cooc.num_short,
                              num_tokens=cooc.num_tokens, doc_freq=cooc.doc_freq,
                              term_counts=cooc.term_counts, h_hat=np.zeros(V), Q_sum=Q_sum)
+    return rectified, result
+
+
+# ----------------------------------------------------------------------------------------------
+# Compressed rectification (Lee, Cho, Dong, Mimno & Bindel 2021): Q never formed.
+# ----------------------------------------------------------------------------------------------
+
+#: ENN: relative change of the Gram Y Y^T at which the iteration stops.
+ENN_TOL = RECTIFY_ENN_TOL
+#: Power iterations of the randomised range finder of :func:`compress`. The authors use 2; the
+#: spectrum of Q decays slowly past the topics, and 2 left the basis too far from the leading
+#: eigenvectors: on the semi-synthetic test of tests/test_rectify.py the topic error was 0.74
+#: with 2 and 0.28 with 8 or 20 (AP: 0.28); KOS held-out LL/token -8.21 with 2, -7.64 with 8,
+#: -7.56 with 16
+#: (before the ENN iterations). Each costs one product with Q.
+_POWER_ITER = 16
+#: Power steps on Q for the estimate of its largest eigenvalue (the shift).
+_SHIFT_STEPS = 20
+#: The shift of the range finder, as a fraction of the largest eigenvalue (the authors' 1/10).
+_SHIFT_FRACTION = 0.1
+
+
+class Compression(NamedTuple):
+    """Outcome of :func:`compress`: :math:`Q \\approx U\\,\\mathrm{Diag}(\\lambda)\\,U^T`.
+
+    Attributes
+    ----------
+    vectors : numpy.ndarray, shape (V, K)
+        U, orthonormal columns (the approximate leading eigenvectors of Q).
+    values : numpy.ndarray, shape (K,)
+        :math:`\\lambda`, descending (the Ritz values; negative ones are kept here and clipped
+        by :func:`rectify_enn`).
+    shift : float
+        The shift :math:`\\sigma` added to Q in the range finder.
+    num_products : int
+        Products of Q with a thin block (each costs O(nnz(H~) b) in implicit mode).
+    """
+    vectors: np.ndarray
+    values: np.ndarray
+    shift: float
+    num_products: int
+
+
+class ENNRectification(NamedTuple):
+    """Outcome of :func:`rectify_enn`: the rectified Q as :math:`Y Y^T`.
+
+    Attributes
+    ----------
+    Y : numpy.ndarray, shape (V, K)
+        The factor; :math:`Y Y^T` sums to 1.
+    n_iter : int
+        ENN iterations run.
+    change : float
+        :math:`\\|Y_{t+1}Y_{t+1}^T - Y_tY_t^T\\|_F / \\|Y_{t+1}Y_{t+1}^T\\|_F` of the last iteration
+        (inf when none ran).
+    residual : float
+        The negative mass left where it matters: minus the sum of the negative entries of
+        :math:`Y Y^T` in the rows and columns of the ``num_large`` words of largest row norm
+        (Q sums to 1, so it is a share of the whole).
+    moved : float
+        :math:`\\|YY^T - U\\Lambda_+U^T\\|_F / \\|U\\Lambda_+U^T\\|_F`, how far ENN moved the
+        rank-K PSD compression.
+    converged : bool
+        ``residual`` fell below the tolerance within ``max_iter`` iterations.
+    num_large : int
+        l, the words of largest row norm whose rows and columns are kept nonnegative.
+    compression : Compression
+    tol : float
+        The tolerance on ``residual``.
+    """
+    Y: np.ndarray
+    n_iter: int
+    change: float
+    residual: float
+    moved: float
+    converged: bool
+    num_large: int
+    compression: Compression
+    tol: float
+
+
+def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=0):
+    """Randomised eigendecomposition of Q through products with thin blocks only.
+
+    The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4) on the shifted
+    operator :math:`Q + \\sigma I`, :math:`\\sigma = \\lambda_{\\max}/10` (as Lee et al. 2021,
+    ``randEig_Bows.m``: the shift keeps the negative eigenvalues of the unbiased estimator,
+    which are up to about :math:`\\lambda_{\\max}/10` in magnitude on real corpora, from
+    competing with the topic directions), then Rayleigh-Ritz:
+
+    .. math::
+
+        B = \\mathcal Q^T Q \\mathcal Q, \\qquad B = W \\Theta W^T, \\qquad
+        U = \\mathcal Q W_{:, 1:K}, \\quad \\lambda = \\theta_{1:K}
+
+    for the orthonormal basis :math:`\\mathcal Q` (V x b, b = K + oversample) of
+    :math:`(Q + \\sigma I)^{q+1}\\Omega`, :math:`\\Omega` Gaussian.
+
+    Parameters
+    ----------
+    cooc : Cooccurrence, DistributedCooccurrence, or anything with ``matmul`` and ``row_sums``
+        Only ``cooc.matmul`` is used on Q: implicit, dense and distributed statistics alike.
+    num_topics : int
+        K.
+    oversample : int, optional
+        Extra probes (default K: the authors' 2K probes).
+    power_iter : int
+        q, power iterations of the range finder.
+    seed : int
+
+    Returns
+    -------
+    Compression
+
+    Raises
+    ------
+    ValueError
+        When fewer than K words occur in a document of two or more tokens, or Q has fewer than
+        K positive eigenvalues (K topics cannot be told apart).
+
+    Notes
+    -----
+    Cost: :math:`20 + q + 2` products with Q (20 one-column ones for :math:`\\lambda_{\\max}`)
+    and QRs of V x b; memory O(V b) beside the statistics.
+    """
+    V = cooc.num_terms
+    K = int(num_topics)
+    active = cooc.row_sums() > 0
+    num_active = int(active.sum())
+    if num_active < K:
+        raise ValueError(
+            "rectification needs at least num_topics=%d words that occur in a document of two or "
+            "more tokens; the corpus has %d: lower num_topics or train on a larger corpus"
+            % (K, num_active))
+    b = min(num_active, K + (K if oversample is None else int(oversample)))
+    rng = np.random.default_rng(seed)
+    products = 0
+    z = rng.standard_normal(V) * active
+    for _ in range(_SHIFT_STEPS):
+        z = cooc.matmul(z[:, None])[:, 0]
+        z /= max(np.linalg.norm(z), 1e-300)
+    lam_max = float(z @ cooc.matmul(z[:, None])[:, 0])
+    products += _SHIFT_STEPS + 1
+    shift = _SHIFT_FRACTION * max(lam_max, 0.0)
+    # The shift only on the active words: the others have zero rows and stay out of the basis.
+    mask = active[:, None].astype(np.float64)
+
+    def shifted(X):
+        return cooc.matmul(X) + shift * mask * X
+
+    basis = np.linalg.qr(shifted(rng.standard_normal((V, b)) * mask))[0]
+    products += 1
+    for _ in range(int(power_iter)):
+        basis = np.linalg.qr(shifted(basis))[0]
+        products += 1
+    B = basis.T @ cooc.matmul(basis)
+    products += 1
+    theta, W = np.linalg.eigh((B + B.T) / 2)
+    order = np.argsort(theta)[::-1][:K]
+    values, vectors = theta[order], basis @ W[:, order]
+    positive = int(np.sum(values > 1e-12 * max(values[0], 1e-300)))
+    if positive < K:
+        raise ValueError(
+            "the co-occurrence matrix has only %d positive eigenvalues among its leading %d, so "
+            "%d topics cannot be told apart (a corpus too small or too repetitive); lower "
+            "num_topics to at most %d or train on more documents" % (positive, K, K, positive))
+    return Compression(vectors, values, shift, products)
+
+
+def _gram_distance(Y1, Y2):
+    """:math:`\\|Y_1Y_1^T - Y_2Y_2^T\\|_F` from K x K products."""
+    a = np.sum((Y1.T @ Y1) ** 2)
+    b = np.sum((Y2.T @ Y2) ** 2)
+    c = np.sum((Y1.T @ Y2) ** 2)
+    return math.sqrt(max(a + b - 2 * c, 0.0)), math.sqrt(a)
+
+
+def _negative_block(Y, large):
+    """:math:`G = \\max(0, -Y Y_L^T)` (V x l, float32) for the words L of largest norm."""
+    G = Y @ Y[large].T
+    np.minimum(G, 0.0, out=G)
+    np.negative(G, out=G)
+    return G.astype(np.float32)
+
+
+def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num_large=None,
+                seed=0):
+    """Epsilon-nonnegative rectification of a compressed Q (Lee et al. 2021, section 4).
+
+    From :math:`Y_0 = U \\Lambda_+^{1/2}`, each iteration builds the sparse correction E that
+    cancels the negative entries of :math:`Y_tY_t^T` in the rows and columns of the l words of
+    largest row norm L (the anchor candidates and the words the recovery leans on; the small
+    rows' negative entries are at most the product of two small norms, the "epsilon"), the
+    scalar weight w that makes the sum 1, and projects back onto the rank-K PSD matrices:
+
+    .. math::
+
+        E_{ij} = \\max(0, -y_i^T y_j)\\,[i \\in L \\lor j \\in L], \\qquad
+        w = 1 - \\mathbf 1^T(Y_tY_t^T + E)\\mathbf 1, \\qquad
+        Y_{t+1}Y_{t+1}^T = \\Pi_{\\mathrm{PSD}_K}\\Big(Y_tY_t^T + E + \\frac{w}{N^2}\\mathbf e\\mathbf e^T\\Big),
+
+    with :math:`\\mathbf e` the indicator of the N words with co-occurrences and
+    :math:`l = \\lceil 5K\\ln K\\rceil` as the authors. The operator is applied to thin blocks
+    only: E as the dense V x l block :math:`\\max(0, -YY_L^T)` (float32) and its transpose.
+    The projection is one step of warm-started subspace iteration with Rayleigh-Ritz on a
+    block of K + max(10, K/2) vectors per iteration (the authors run ``eigs`` to convergence;
+    the iterates change little from one iteration to the next, as in :func:`rectify`).
+    Stops when the negative mass :math:`\\mathbf 1^T E \\mathbf 1` (the ``residual``, a share of
+    Q) falls below ``tol`` or after ``max_iter`` iterations; Y is scaled so that :math:`YY^T`
+    sums to exactly 1 after every iteration.
+
+    Parameters
+    ----------
+    compression : Compression
+        From :func:`compress`.
+    active : numpy.ndarray of bool, shape (V,)
+        The words with co-occurrences (p(w) > 0): the sum-1 weight is spread over them only.
+    max_iter, tol :
+        Cap and tolerance (default :data:`ENN_TOL`); ``converged`` is False at the cap.
+    num_large : int, optional
+        l (default :math:`\\lceil 5K\\ln K\\rceil`, at most N).
+    seed : int
+        Seed of the oversampling columns of the first block.
+
+    Returns
+    -------
+    ENNRectification
+
+    Notes
+    -----
+    Cost per iteration: the V x l block (O(V l K)), two products of it with the block
+    (O(V l b)), QR of V x b: O(V l K) time and O(V l) memory, never V x V.
+    """
+    tol = ENN_TOL if tol is None else tol
+    U, values = compression.vectors, compression.values
+    V, K = U.shape
+    e = np.asarray(active, dtype=np.float64)
+    N = max(float(e.sum()), 1.0)
+    l = int(min(N, math.ceil(5 * K * math.log(max(K, 2)))) if num_large is None else min(N, num_large))
+    b = min(int(N), K + max(_MIN_OVERSAMPLE, K // 2))
+    Y0 = U * np.sqrt(np.maximum(values, 0.0))
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(np.hstack([U, rng.standard_normal((V, b - K)) * e[:, None]]))[0]
+    Y = Y0
+    change, it = math.inf, 0
+    while True:
+        large = np.argsort(-np.einsum('ik,ik->i', Y, Y), kind='stable')[:l]
+        small = np.ones(V, dtype=bool)
+        small[large] = False
+        G = _negative_block(Y, large)
+        G_small = G[small]
+        # E = G on the columns L, and its transpose on the rows L outside the block L x L;
+        # its sum is the negative mass left where it matters (the residual).
+        residual = float(G.sum(dtype=np.float64) + G_small.sum(dtype=np.float64))
+        if residual <= tol or it >= max_iter:
+            break
+        ones_Y = e @ Y
+        w = 1.0 - float(ones_Y @ ones_Y) - residual
+        Z = Y @ (Y.T @ basis)
+        Z += G @ basis[large].astype(np.float32)
+        Z[large] += G_small.T @ basis[small].astype(np.float32)
+        Z += (w / N ** 2) * np.outer(e, e @ basis)
+        T = basis.T @ Z
+        theta, W = np.linalg.eigh((T + T.T) / 2)
+        order = np.argsort(theta)[::-1][:K]
+        Y_new = (basis @ W[:, order]) * np.sqrt(np.maximum(theta[order], 0.0))
+        basis = np.linalg.qr(Z)[0]
+        distance, size = _gram_distance(Y_new, Y)
+        change = distance / max(size, 1e-300)
+        # The sum-1 weight keeps the sum near 1; the exact scale is fixed at the end.
+        Y = Y_new / max(float(np.linalg.norm(e @ Y_new)), 1e-300)
+        it += 1
+    moved = _gram_distance(Y, Y0)[0] / max(_gram_distance(Y0, Y0)[1], 1e-300)
+    Y = Y / max(float(np.linalg.norm(e @ Y)), 1e-300)
+    return ENNRectification(Y, it, float(change), residual, float(moved), residual <= tol, l,
+                            compression, float(tol))
+
+
+class LowRankCooccurrence(NamedTuple):
+    """Co-occurrence statistics whose Q is the rectified :math:`Y Y^T`, kept as its factor.
+
+    Duck-types :class:`~gensim_anchor.cooccurrence.Cooccurrence` for the stages after
+    rectification (anchors, recovery, R): every product is thin, O(V K) memory.
+
+    Attributes
+    ----------
+    num_terms, num_docs, num_short, num_tokens, doc_freq, term_counts :
+        As the statistics it was made from.
+    Y : numpy.ndarray, shape (V, K)
+        :math:`Q = Y Y^T`, summing to 1.
+    """
+    num_terms: int
+    num_docs: int
+    num_short: int
+    num_tokens: int
+    doc_freq: np.ndarray
+    term_counts: np.ndarray
+    Y: np.ndarray
+
+    mode = 'lowrank'
+    H_tilde = None
+    Q_sum = None
+
+    @property
+    def h_hat(self):
+        return np.zeros(self.num_terms)
+
+    def matmul(self, X, dtype=np.float64, *, normalise=True):
+        """Q @ X = Y (Y^T X) for a thin X of shape (V, k) (or (V,))."""
+        X = np.asarray(X, dtype=dtype)
+        out = self.Y.astype(dtype, copy=False) @ (self.Y.T.astype(dtype, copy=False) @ X)
+        return out if normalise else out * self.num_docs
+
+    def rows(self, index, *, normalise=True):
+        """Dense rows ``Q[index, :]``, shape (len(index), V), float64."""
+        block = self.Y[np.asarray(index, dtype=np.int64)] @ self.Y.T
+        return block if normalise else block * self.num_docs
+
+    def row_sums(self, *, normalise=True):
+        """p(w) = Y (Y^T 1), clipped at 0 (a word whose row of Y Y^T sums below 0 gets none)."""
+        p = np.maximum(self.Y @ self.Y.sum(axis=0), 0.0)
+        return p if normalise else p * self.num_docs
+
+    def to_dense(self):
+        """Q as a dense (V, V) array (small vocabularies only)."""
+        return self.Y @ self.Y.T
+
+    def coordinates(self, index, p_w):
+        """Rows of Q-bar for the words ``index`` in K coordinates that keep their distances.
+
+        :math:`\\bar Q_i = y_i^T Y^T / p_i`, and :math:`\\|uY^T\\|^2 = u (Y^TY) u^T`, so with
+        :math:`Y^TY = L L^T` the rows :math:`y_i^T L / p_i` have the distances of the rows of
+        :math:`\\bar Q` exactly: FastAnchorWords needs no random projection.
+        """
+        index = np.asarray(index, dtype=np.int64)
+        w, X = np.linalg.eigh(self.Y.T @ self.Y)
+        L = X * np.sqrt(np.maximum(w, 0.0))
+        return (self.Y[index] @ L) / p_w[index, None]
+
+
+def rectify_lowrank(cooc, num_topics, *, max_iter=RECTIFY_MAX_ITER, tol=None, seed=0):
+    """Compressed rectification (Lee et al. 2021): :func:`compress`, then :func:`rectify_enn`.
+
+    Parameters
+    ----------
+    cooc : Cooccurrence or DistributedCooccurrence
+        Statistics in any mode; only ``matmul`` and ``row_sums`` are used on Q.
+    num_topics, max_iter, tol, seed :
+        As for :func:`compress` and :func:`rectify_enn`.
+
+    Returns
+    -------
+    (LowRankCooccurrence, ENNRectification)
+        The statistics of the rectified Q (the per-word counts as in ``cooc``) and the outcome.
+    """
+    compression = compress(cooc, num_topics, seed=seed)
+    active = cooc.row_sums() > 0
+    result = rectify_enn(compression, active, max_iter=max_iter, tol=tol, seed=seed)
+    Y = result.Y * active[:, None]
+    rectified = LowRankCooccurrence(num_terms=cooc.num_terms, num_docs=cooc.num_docs,
+                                    num_short=cooc.num_short, num_tokens=cooc.num_tokens,
+                                    doc_freq=cooc.doc_freq, term_counts=cooc.term_counts, Y=Y)
     return rectified, result

@@ -112,7 +112,7 @@ PINNED = dict(loss='L2', anchor_min_df=100, random_state=0)
 @pytest.mark.parametrize('options, expected', [
     (dict(), '6b25678a68fd05d0'),
     (dict(q_mode='dense'), '24ed216d662ef5bd'),
-    (dict(rectify=True), '50380d7f6f848a49'),
+    (dict(rectify='ap'), '50380d7f6f848a49'),
 ])
 def test_semi_synthetic_fits_are_unchanged(synthetic, options, expected):
     dictionary, corpus = synthetic

@@ -1,0 +1,124 @@
+"""Rectification at any vocabulary size (issue 14): plain vs compressed (ENN) vs dense (AP).
+
+Each fit runs in a fresh subprocess (peak RSS is ``ru_maxrss`` of that process, corpus loading
+included), on the 90/10 split of :mod:`bench_dropin`, at K=50, and is scored as
+:mod:`bench_beyond` (held-out log-likelihood per token by the left-to-right estimator, unique
+top-20 words per topic, UMass). Corpora: ``kos``, ``nips`` (pruned, V = 15,239), ``20ng``
+(pruned, V = 28,731), ``20ng-raw`` (the tokenised 20 Newsgroups with no pruning,
+V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most frequent words,
+where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
+
+``--agreement`` also reports, on each corpus where both ran, how many of the ENN anchors
+are AP anchors. ``--refine N`` refines the plain and the ENN fit by N collapsed Gibbs sweeps
+and prints the held-out likelihood every ``--every`` sweeps (each point a fresh refine from the
+same anchor fit, so every point is an honest fit of that many sweeps).
+
+Usage::
+
+    python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
+        [--methods plain enn ap] [--refine 0] [--every 25]
+"""
+import argparse
+import copy
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+K = 50
+METHODS = dict(plain=dict(), enn=dict(rectify='enn'), ap=dict(rectify='ap'))
+
+
+def load(name):
+    import bench_dropin
+    from gensim.corpora import Dictionary
+    if name in ('kos', 'nips', '20ng'):
+        return bench_dropin.load(name)
+    with gzip.open(bench_dropin.DATA / '20newsgroups/20news-bydate.tokens.txt.gz', 'rt',
+                   encoding='utf-8') as f:
+        docs = [line.split() for line in f]
+    dictionary = Dictionary(docs)
+    if name == '20ng-13k':
+        dictionary.filter_extremes(no_below=5, no_above=0.5, keep_n=None)
+        dictionary.filter_extremes(no_below=1, no_above=1.0, keep_n=13000)
+    elif name != '20ng-raw':
+        raise ValueError(name)
+    return [dictionary.doc2bow(d) for d in docs], dictionary
+
+
+def child(spec):
+    """One fit, scored; prints one JSON line."""
+    import bench_beyond
+    import bench_dropin
+    from gensim_anchor import AnchorModel
+    corpus, dictionary = load(spec['corpus'])
+    train, heldout = bench_dropin.split(corpus, 0)
+    start = time.perf_counter()
+    model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=0,
+                        **METHODS[spec['method']])
+    fit = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # GiB (Linux: KiB)
+    row = dict(spec, V=len(dictionary), fit_s=fit, rss_gib=rss, timings=model.timings,
+               anchors=[int(a) for a in model.anchors],
+               **bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0))
+    curve = []
+    for sweeps in range(spec.get('every', 25), spec.get('refine', 0) + 1, spec.get('every', 25)):
+        refined = copy.deepcopy(model)
+        t = time.perf_counter()
+        refined.refine(train, 'gibbs', num_sweeps=sweeps, burn_in=sweeps // 2, random_state=0)
+        s = bench_beyond.score(refined.get_topics(), refined.alpha, train, heldout, 0)
+        curve.append(dict(sweeps=sweeps, seconds=time.perf_counter() - t, **s))
+    row['refine'] = curve
+    print('RESULT ' + json.dumps(row), flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--corpora', nargs='+', default=['kos', 'nips', '20ng', '20ng-13k', '20ng-raw'])
+    parser.add_argument('--methods', nargs='+', default=['plain', 'enn', 'ap'], choices=list(METHODS))
+    parser.add_argument('--refine', type=int, default=0)
+    parser.add_argument('--every', type=int, default=25)
+    parser.add_argument('--child', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(json.loads(args.child))
+    from gensim_anchor import rectify
+    print("$ python benchmarks/bench_rectify.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    rows = []
+    for name in args.corpora:
+        for method in args.methods:
+            if method == 'ap' and name in ('20ng', '20ng-raw', 'nips'):
+                print("  %-9s %-5s skipped: V exceeds rectify.max_terms() = %d" % (name, method,
+                                                                                  rectify.max_terms()))
+                continue
+            spec = dict(corpus=name, method=method, refine=args.refine if method != 'ap' else 0,
+                        every=args.every)
+            out = subprocess.run([sys.executable, __file__, '--child', json.dumps(spec)],
+                                 capture_output=True, text=True)
+            lines = [l for l in out.stdout.splitlines() if l.startswith('RESULT ')]
+            if out.returncode or not lines:
+                print("  %-9s %-5s FAILED: %s" % (name, method, out.stderr[-2000:]), flush=True)
+                continue
+            row = json.loads(lines[0][7:])
+            rows.append(row)
+            print("  %-9s %-5s V=%6d fit %6.1f s (rectify %5.1f s)  peak RSS %.2f GiB  LL/token %.4f  "
+                  "unique %.2f  UMass %.3f" % (name, method, row['V'], row['fit_s'],
+                                               row['timings'].get('rectify', 0.0), row['rss_gib'],
+                                               row['ll'], row['unique'], row['umass']), flush=True)
+            for point in row['refine']:
+                print("      refine %4d sweeps (%5.1f s): LL/token %.4f  unique %.2f"
+                      % (point['sweeps'], point['seconds'], point['ll'], point['unique']), flush=True)
+        by = {r['method']: r for r in rows if r['corpus'] == name}
+        if 'enn' in by and 'ap' in by:
+            same = len(set(by['enn']['anchors']) & set(by['ap']['anchors']))
+            print("  %-9s anchors: %d of %d ENN anchors are AP anchors" % (name, same, K), flush=True)
+
+
+if __name__ == '__main__':
+    main()
