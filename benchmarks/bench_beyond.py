@@ -6,7 +6,7 @@ left-to-right likelihood estimator for every method, UMass on the training corpu
 20 words, unique top-20 words per topic) at K=50:
 
 * ``L2``: plain AnchorModel (RecoverL2, alpha fitted by the paper's grid search);
-* ``L2+rectify``: AnchorModel(rectify=True) (Lee, Bindel & Mimno 2015), when available;
+* ``L2+rectify``: AnchorModel(rectify='ap') (the dense alternating projection of Lee, Bindel & Mimno 2015), when it fits;
 * ``hybrid gibbs``: L2, then ``refine(corpus, 'gibbs', num_sweeps=200, burn_in=100)`` (the
   default collapsed sampler, 4 sub-steps);
 * ``hybrid blocked``: the same sweeps with ``sampler='blocked'`` (exact, slower to mix);
@@ -101,7 +101,7 @@ def pruned_rectify(rows, train, heldout, dictionary, args):
 
     train_p = remap(train)
     heldout_p = [d for d in remap(heldout) if sum(c for _, c in d) >= 2]
-    for method, kw in (('L2', {}), ('L2+rectify', dict(rectify=True))):
+    for method, kw in (('L2', {}), ('L2+rectify', dict(rectify='ap'))):
         model, fit = fit_anchor(train_p, pruned, args.seed, **kw)
         add_row(rows, '%s top-%d' % (method, len(pruned)), fit, model.get_topics(), model.alpha,
                 train_p, heldout_p, args.seed, note='  (%d held-out docs)' % len(heldout_p))
@@ -125,7 +125,7 @@ def run(name, args):
         add('L2', base_fit, base.get_topics(), base.alpha)
     if 'L2+rectify' not in args.skip:
         if len(dictionary) <= rectify.max_terms():
-            model, fit = anchor(rectify=True)
+            model, fit = anchor(rectify='ap')
             add('L2+rectify', fit, model.get_topics(), model.alpha)
         else:
             pruned_rectify(rows, train, heldout, dictionary, args)
