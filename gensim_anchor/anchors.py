@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as check
+from ._compile_cache import stored_jit
 from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM
 # Columns of the random projection generated at a time.
 _PROJECTION_BLOCK = 128
@@ -413,5 +414,6 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     return S, dist, greedy_S, ok
 
 
-_fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup'))
+_fast_anchor_words = stored_jit(jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup')),
+                                ('num_topics', 'cleanup'))
 

@@ -39,6 +39,7 @@ import numpy as np
 from jax.scipy.special import digamma
 
 from ._bow import parse_chunk
+from ._compile_cache import stored_jit
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +172,9 @@ def _infer_chunk(beta, alpha, ids, counts, max_iter, tol, collect_sstats, return
     flat = jnp.transpose(contrib, (1, 0, 2)).reshape(K, -1)
     sstats = jnp.zeros_like(beta).at[:, ids.reshape(-1)].add(flat)
     return gamma, it, sstats
+
+
+_infer_chunk = stored_jit(_infer_chunk, ('collect_sstats', 'return_phi'))
 
 
 def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, return_phi=False):

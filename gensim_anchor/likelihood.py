@@ -113,6 +113,7 @@ from gensim import utils
 from jax.scipy.special import logsumexp
 
 from ._bow import parse_chunk, split_documents
+from ._compile_cache import stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
 from ._validation import check_int, check_topics
@@ -327,6 +328,9 @@ def _filter_batch(beta, shape, scales, ids, counts, key, doc_index, num_particle
     # A loop as long as the batch's longest document (not a shape: no recompilation).
     _, _, logw, _ = jax.lax.fori_loop(0, jnp.max(num_tokens), body, state)
     return logsumexp(logw, axis=2) - jnp.log(R)
+
+
+_filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'))
 
 
 def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):

@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _validation as check
+from ._compile_cache import stored_jit
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, tuning
 from .anchors import anchor_rows, as_groups, single_word_anchors
 
@@ -300,6 +301,10 @@ def _solve_l2(XX, XY, eps, max_iter, lanes, steps):
 @functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
 def _solve_kl(T, B, eps, max_iter, lanes, steps):
     return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes, steps=steps)
+
+
+# Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
+_solve_l2, _solve_kl = (stored_jit(f, ('lanes', 'steps')) for f in (_solve_l2, _solve_kl))
 
 
 def kl_block_size(num_words, num_terms):
