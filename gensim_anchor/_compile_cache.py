@@ -143,7 +143,6 @@ class _CheckedFileCache:
 
     def __init__(self, path):
         self._path = Path(path)
-        self._warned = False
 
     def get(self, key):
         from jax._src import compilation_cache as cc
@@ -186,12 +185,7 @@ class _CheckedFileCache:
         pass
 
     def _warn(self, key, err):
-        if not self._warned:
-            self._warned = True
-            warnings.warn("gensim_anchor: an entry of the JAX compilation cache %s could not be read "
-                          "(%s: %s); removed it and compiling again" % (self._path, type(err).__name__,
-                                                                       err), RuntimeWarning, stacklevel=2)
-        logger.debug("unreadable compilation cache entry %s: %s", key, err)
+        _warn_entry(self._path / (key + self._SUFFIX), err)
 
 
 def _install_checked_cache(path):
@@ -298,6 +292,8 @@ _warned_entry = []
 
 
 def _warn_entry(file, err, writing=False):
+    """One warning per process for the cache's entries, whatever their number (a damaged
+    directory usually has many); each at DEBUG."""
     if not _warned_entry:
         _warned_entry.append(True)
         warnings.warn("gensim_anchor: the compilation cache entry %s could not be %s (%s: %s); "
