@@ -338,10 +338,10 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     # word counts that differ a little (each word's result does not depend on the others).
     XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
     with jax.enable_x64(True):
-        x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
-                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
+        x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
                                **_pool())
-        return _result(x[:n], it[:n], gap[:n], eps)
+        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
 def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
@@ -362,8 +362,7 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     if B.shape[0] == 0:
         return _empty_result(np.shape(T)[0])
     with jax.enable_x64(True):
-        x, it, gap = _solve_kl(jnp.asarray(T, jnp.float64), jnp.asarray(B),
-                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+        x, it, gap = _solve_kl(np.asarray(T, np.float64), B, np.float64(eps), np.int64(max_iter),
                                **_pool())
         return _result(x, it, gap, eps)
 
