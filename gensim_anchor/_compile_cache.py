@@ -22,6 +22,20 @@ whatever their compile time: the threshold is lowered to 0 only around our calls
 local), because most of ours compile in 0.1 to 1 s each and together make the seconds a cached
 process saves.
 
+Two layers. JAX's own cache still traces and lowers every program in every process (on KOS,
+K = 50, 2 loaded cores: 1.8 s for the particle filter alone), so the stages' jitted functions
+are also wrapped in :class:`stored_jit`, which keeps their compiled executables whole
+(``jax.experimental.serialize_executable``), keyed by everything they depend on; a later process
+loads them without tracing. The stages pass numpy arrays to those programs (``jnp.asarray``
+would compile a conversion program per argument), so a process with a filled cache compiles and
+traces nothing in a default fit.
+
+Only the compilation cache directory is set globally, and only when the user has not chosen one.
+The write threshold (``jax_persistent_cache_min_compile_time_secs``, 1 s by default) is scoped
+with JAX's thread-local config context (``jax._src.config``'s state objects are context
+managers; there is no public way to scope it), and ``jax_persistent_cache_min_entry_size_bytes``
+is already 0 by default, so it is left as it is.
+
 Failures never fail a fit: a directory that cannot be created or written costs one
 ``RuntimeWarning`` and the process compiles as if there were no cache. An entry that cannot be
 read back (truncated by a crash, overwritten) costs one ``RuntimeWarning`` per process; the
@@ -66,6 +80,12 @@ def default_cache_dir():
     else:
         base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
     return os.path.join(base, 'gensim_anchor', 'jax-%s' % jax.__version__)
+
+
+def enable():
+    """Configure the cache (on the first call; cheap after): for entry points that compile
+    programs big enough for JAX's own threshold and do not run inside :func:`persistent_cache`."""
+    _configure()
 
 
 def cache_dir():
@@ -236,7 +256,7 @@ class stored_jit:
     def __call__(self, *args, **kwargs):
         import jax
         _configure()
-        if not _state['checked']:
+        if not _state['checked'] or _environment() is None:
             return self._jitted(*args, **kwargs)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -325,7 +345,10 @@ def _environment():
     import jax
     import jaxlib
     source = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob('*.py')):
+    files = sorted(Path(__file__).parent.glob('*.py'))
+    if not files:  # no source to key on (an install without .py files): nothing stored
+        return None
+    for path in files:
         source.update(path.name.encode() + b'\0' + path.read_bytes())
     cpu = ''
     with contextlib.suppress(OSError):

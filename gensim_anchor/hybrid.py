@@ -77,6 +77,7 @@ from typing import NamedTuple
 import numpy as np
 from gensim import utils
 
+from . import _compile_cache
 from . import _validation as check
 from ._bow import parse_chunk
 from ._defaults import DEFAULT_BURN_IN, DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, SAMPLERS, tuning
@@ -336,6 +337,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     """
     import jax
     import jax.numpy as jnp
+    _compile_cache.enable()  # the sweeps compile for seconds: kept for the next process
 
     topics = np.asarray(topics, dtype=np.float64)
     if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):
