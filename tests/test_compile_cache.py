@@ -132,3 +132,21 @@ def test_two_processes_fitting_at_once_both_succeed(tmp_path):
     assert results[0]['topics'] == results[1]['topics']
     assert not results[0]['warnings'] and not results[1]['warnings']
     assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})['topics'] == results[0]['topics']
+
+
+def test_the_cache_serves_after_the_users_own_jax_code(tmp_path):
+    cache = tmp_path / 'cache'
+    before = "import jax, jax.numpy as jnp\nprint(float(jax.jit(lambda x: x + 1)(jnp.ones(3)).sum()))\n"
+    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
+    assert first['cache_dir'] == str(cache)
+    assert any(p.parent.name == 'executables' for p in entries(cache))
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
+    assert second['topics'] == first['topics'] and not second['warnings']
+
+
+def test_inference_in_a_second_process_compiles_nothing(tmp_path):
+    cache = tmp_path / 'cache'
+    code = CHILD.replace("print(json.dumps(dict(", "model[common_corpus]; traced.clear()\n"
+                         "gamma = model.inference(common_corpus)[0]\nprint(json.dumps(dict(")
+    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)
+    assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)['traces'] == 0
