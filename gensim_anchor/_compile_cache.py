@@ -256,7 +256,8 @@ class stored_jit:
     def __call__(self, *args, **kwargs):
         import jax
         _configure()
-        if not _state['checked'] or _environment() is None:
+        # Stored programs run on the default device: not when the user picked another one.
+        if not _state['checked'] or _environment() is None or jax.config.jax_default_device is not None:
             return self._jitted(*args, **kwargs)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -290,7 +291,8 @@ class stored_jit:
                 if hashlib.sha256(body).digest() != digest:
                     raise ValueError("checksum mismatch")
                 _initialize_handlers()
-                return se.deserialize_and_load(*pickle.loads(body))
+                import jax
+                return se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
             except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
                 _warn_entry(file, err)
                 with contextlib.suppress(OSError):

@@ -11,8 +11,11 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 # The tests compile into a cache of their own, never the user's (gensim_anchor._compile_cache):
 # a fresh directory per session, so that every session also runs the compile-and-write path.
 if 'GENSIM_ANCHOR_CACHE_DIR' not in os.environ:
+    import atexit
+    import shutil
     import tempfile
     os.environ['GENSIM_ANCHOR_CACHE_DIR'] = tempfile.mkdtemp(prefix='gensim-anchor-test-cache-')
+    atexit.register(shutil.rmtree, os.environ['GENSIM_ANCHOR_CACHE_DIR'], ignore_errors=True)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
