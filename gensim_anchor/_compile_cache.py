@@ -297,9 +297,12 @@ class stored_jit:
                 _warn_entry(file, err)
                 with contextlib.suppress(OSError):
                     file.unlink()
+        # Compiled fresh, and not written to JAX's cache too: an infinite threshold spares JAX
+        # serialising and compressing an executable that the entry below already keeps.
         _fresh.on = True
         try:
-            compiled = self._jitted.lower(**named).compile()
+            with _min_compile_time(float('inf')):
+                compiled = self._jitted.lower(**named).compile()
         finally:
             _fresh.on = False
         try:
