@@ -62,11 +62,11 @@ def test_importing_the_package_compiles_nothing():
 def test_a_second_process_loads_what_the_first_compiled(tmp_path):
     cache = tmp_path / 'cache'
     first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
-    assert first['cache_dir'] == str(cache) and first['misses'] > 0 and not first['warnings']
+    assert first['cache_dir'] == str(cache) and first['traces'] > 0 and not first['warnings']
     assert any(p.parent.name == 'executables' for p in entries(cache))
     second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
     assert second['misses'] == 0 and not second['warnings']
-    assert second['traces'] < first['traces']  # the stages' programs are loaded whole
+    assert second['traces'] == 0  # the stages' programs are loaded whole, nothing is traced
     assert second['topics'] == first['topics']
 
 
