@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as check
+from ._compile_cache import stored_jit
 from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM
 # Columns of the random projection generated at a time.
 _PROJECTION_BLOCK = 128
@@ -341,8 +342,9 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
     with jax.enable_x64(True):
-        S, dist, S0, ok = _fast_anchor_words(jnp.asarray(Y), jnp.asarray(mask), jnp.asarray(padded),
-                                             jnp.asarray(num_seeds, jnp.int32), num_topics=num_topics,
+        # numpy in: jnp.asarray would compile a conversion program per argument (each one a
+        # compilation, or a cache load, in every process).
+        S, dist, S0, ok = _fast_anchor_words(Y, mask, padded, np.int32(num_seeds), num_topics=num_topics,
                                              cleanup=bool(cleanup))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
@@ -416,5 +418,6 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     return S, dist, greedy_S, ok
 
 
-_fast_anchor_words = jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup'))
+_fast_anchor_words = stored_jit(jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup')),
+                                ('num_topics', 'cleanup'))
 

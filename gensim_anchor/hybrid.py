@@ -81,6 +81,7 @@ from typing import NamedTuple
 import numpy as np
 from gensim import utils
 
+from . import _compile_cache
 from . import _validation as check
 from ._bow import DocumentStore, parse_chunk
 from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
@@ -416,6 +417,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     """
     import jax
     import jax.numpy as jnp
+    _compile_cache.enable()  # the sweeps compile for seconds: kept for the next process
 
     topics = np.asarray(topics, dtype=np.float64)
     if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):

@@ -39,6 +39,7 @@ import numpy as np
 from jax.scipy.special import digamma
 
 from ._bow import parse_chunk
+from ._compile_cache import stored_jit
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +174,9 @@ def _infer_chunk(beta, alpha, ids, counts, max_iter, tol, collect_sstats, return
     return gamma, it, sstats
 
 
+_infer_chunk = stored_jit(_infer_chunk, ('collect_sstats', 'return_phi'))
+
+
 def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, return_phi=False):
     """Variational inference of q(theta) = Dir(gamma) for bag-of-words documents.
 
@@ -219,14 +223,15 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     # shapes are compiled whatever the chunk.
     pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
     with jax.enable_x64(True):
-        beta_j, alpha_j = jnp.asarray(beta), jnp.asarray(alpha, jnp.float64)
-        max_iter_j, tol_j = jnp.asarray(max_iter, jnp.int64), jnp.asarray(tol, jnp.float64)
+        # A transfer and numpy scalars, not jnp.asarray: no conversion programs to compile.
+        beta_j, alpha_j = jax.device_put(beta), np.asarray(alpha, np.float64)
+        max_iter_j, tol_j = np.int64(max_iter), np.float64(tol)
         for width in np.unique(pads):
             members = np.flatnonzero(pads == width)
             size = max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
             ids, counts = parsed.padded(members, size, int(width))
-            g, it, extra = _infer_chunk(beta_j, alpha_j, jnp.asarray(ids), jnp.asarray(counts), max_iter_j,
-                                        tol_j, collect_sstats and not return_phi, return_phi)
+            g, it, extra = _infer_chunk(beta_j, alpha_j, ids, counts, max_iter_j, tol_j,
+                                        collect_sstats and not return_phi, return_phi)
             n = len(members)
             gamma[members], n_iter[members] = np.asarray(g)[:n], np.asarray(it)[:n]
             if extra is None:

@@ -113,6 +113,7 @@ from gensim import utils
 from jax.scipy.special import logsumexp
 
 from ._bow import parse_chunk, split_documents
+from ._compile_cache import stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
 from ._validation import check_int, check_topics
@@ -299,15 +300,17 @@ def _filter_step(beta_tok, alpha, key, num_tokens, state, n, num_moves):
 
 
 @functools.partial(jax.jit, static_argnames=('num_particles', 'num_moves'))
-def _filter_batch(beta, shape, scales, ids, counts, key, doc_index, num_particles, num_moves):
+def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_particles, num_moves):
     """log p-hat for every (scale, document): shape (G, D).
 
     ``beta`` (K, V) floored; ``shape`` (K,) the prior's shape (sums to 1); ``scales`` (G,) the
     concentrations alpha_0 (alpha = scale * shape); ``ids``/``counts`` (D, L) the documents' words
-    (counts 0 in the padding, L >= every document's token count); ``doc_index`` (D,) each
+    (counts 0 in the padding, L >= every document's token count); ``seed`` the key's seed (the key is
+    ``jax.random.PRNGKey(seed)``); ``doc_index`` (D,) each
     document's index in the corpus, which picks its random numbers.
     """
     (D, L), K, G, R = ids.shape, beta.shape[0], scales.shape[0], num_particles
+    key = jax.random.PRNGKey(seed)
     share = beta * shape[:, None]
     share = jnp.max(share, axis=0) / jnp.sum(share, axis=0)          # (V,) max_k p(z=k | w)
     tokens = jax.vmap(_token_order, (0, 0, 0, None))(share[ids], ids, counts, L)
@@ -329,6 +332,9 @@ def _filter_batch(beta, shape, scales, ids, counts, key, doc_index, num_particle
     return logsumexp(logw, axis=2) - jnp.log(R)
 
 
+_filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'))
+
+
 def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     """log p-hat, shape (G, D), for parsed documents.
 
@@ -348,10 +354,11 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     size = min(1 << max(0, int(cap).bit_length() - 1), 1 << (len(order) - 1).bit_length(),
                _MAX_BATCH)
     with jax.enable_x64(True):
-        key = jax.random.PRNGKey(seed)
-        beta_j = jnp.asarray(beta)
-        shape_j = jnp.asarray(shape, jnp.float64)
-        scales_j = jnp.asarray(scales, jnp.float64)
+        # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
+        # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
+        beta_j = jax.device_put(np.asarray(beta, np.float64))
+        shape_j = np.asarray(shape, np.float64)
+        scales_j = np.asarray(scales, np.float64)
         for lo in range(0, len(order), size):
             batch = order[lo:lo + size]
             L = _padded_length(lengths[batch].max())
@@ -362,8 +369,8 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
                 counts[row, :len(docs[d][1])] = docs[d][1]
             index = np.zeros(size, dtype=np.uint32)
             index[:len(batch)] = (batch + offset) % (1 << 32)
-            logp = _filter_batch(beta_j, shape_j, scales_j, jnp.asarray(ids), jnp.asarray(counts),
-                                 key, jnp.asarray(index), num_particles, num_moves)
+            logp = _filter_batch(beta_j, shape_j, scales_j, ids, counts, np.int64(seed), index,
+                                 num_particles, num_moves)
             out[:, batch] = np.asarray(logp)[:, :len(batch)]
     return out
 

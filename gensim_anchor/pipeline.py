@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _validation as check
 from . import distributed
+from ._compile_cache import persistent_cache
 from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM,
                         RECTIFY_MAX_ITER)
 from ._bow import DocumentStore
@@ -210,6 +211,11 @@ def fit(cooc, options, *, id2word=None, documents=()):
     -------
     AnchorFit
     """
+    with persistent_cache():  # compiled programs kept on disk for the next process
+        return _fit(cooc, options, id2word, documents)
+
+
+def _fit(cooc, options, id2word, documents):
     # The JAX stages are imported here, not at module level: a saved model loads without JAX.
     from .anchors import (anchor_rows, find_anchors, project_rows, resolve_seeds, select_candidates,
                           single_word_anchors)

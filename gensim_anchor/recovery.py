@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _validation as check
+from ._compile_cache import stored_jit
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, tuning
 from .anchors import anchor_rows, as_groups, single_word_anchors
 
@@ -304,6 +305,10 @@ def _solve_kl_eg(T, B, eps, max_iter, lanes, steps):
     return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes, steps=steps)
 
 
+# Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
+_solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'))
+
+
 def kl_block_size(num_words, num_terms):
     """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB, on a
     CPU; 2^28 on an accelerator)."""
@@ -335,10 +340,10 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     # word counts that differ a little (each word's result does not depend on the others).
     XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
     with jax.enable_x64(True):
-        x, it, gap = _solve_l2(jnp.asarray(XX, jnp.float64), jnp.asarray(XY),
-                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
+        x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
                                **_pool())
-        return _result(x[:n], it[:n], gap[:n], eps)
+        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
 def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
@@ -588,6 +593,10 @@ def _solve_kl(T, B, X0, n, eps, max_iter, lanes):
                        n, lanes)
 
 
+# Kept on disk for the next process, as RecoverL2's (:mod:`._compile_cache`).
+_solve_kl = stored_jit(_solve_kl, ('lanes',))
+
+
 def _kl_lanes():
     return tuning(jax.default_backend())['kl_lanes']
 
@@ -636,10 +645,10 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     B = np.vstack([B, np.zeros((max(_ROW_BUCKET, 1 << (n - 1).bit_length()) - n, B.shape[1]))])
     X0 = _kl_start(T, B)
     with jax.enable_x64(True):
-        x, it, gap = _solve_kl(jnp.asarray(T), jnp.asarray(B), jnp.asarray(X0), jnp.asarray(n),
-                               jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
-                               lanes=_kl_lanes())
-        return _result(x[:n], it[:n], gap[:n], eps)
+        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
+        x, it, gap = _solve_kl(T, B, np.asarray(X0, np.float64), np.int64(n), np.float64(eps),
+                               np.int64(max_iter), lanes=_kl_lanes())
+        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
 def _empty_result(K):

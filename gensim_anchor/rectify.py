@@ -97,6 +97,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._compile_cache import stored_jit
 from ._defaults import RECTIFY_ENN_TOL, RECTIFY_MAX_ITER, RECTIFY_TOL
 from .cooccurrence import Cooccurrence
 
@@ -217,7 +218,7 @@ def _rectify_impl(Q, U0, max_iter, tol, warmup, num_topics):
     return (C + C.T) / 2, it, change, residual
 
 
-_rectify = jax.jit(_rectify_impl, static_argnames=('num_topics',))
+_rectify = stored_jit(jax.jit(_rectify_impl, static_argnames=('num_topics',)), ('num_topics',))
 
 
 def rectify(Q, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, seed=0):

@@ -8,6 +8,14 @@ from pathlib import Path
 # tall-and-thin products of the slow references very slow: on 2 cores, a 6906 x 19 Gram
 # product took 0.2 s with 2 BLAS threads and 0.14 ms with one. An explicit setting wins.
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+# The tests compile into a cache of their own, never the user's (gensim_anchor._compile_cache):
+# a fresh directory per session, so that every session also runs the compile-and-write path.
+if 'GENSIM_ANCHOR_CACHE_DIR' not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    os.environ['GENSIM_ANCHOR_CACHE_DIR'] = tempfile.mkdtemp(prefix='gensim-anchor-test-cache-')
+    atexit.register(shutil.rmtree, os.environ['GENSIM_ANCHOR_CACHE_DIR'], ignore_errors=True)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -1,0 +1,388 @@
+"""Compile once per machine: JAX's persistent compilation cache in a per-user directory.
+
+A first fit spends most of its time compiling XLA programs (on KOS, K = 50, 2 CPU cores: about
+4 of its 5 to 7 seconds). JAX can keep compiled programs on disk and load them in a later
+process, if it is given a cache directory; :func:`persistent_cache` gives it one the first time
+a JAX stage of this package runs (never at import), unless the user configured one:
+
+* where: ``$GENSIM_ANCHOR_CACHE_DIR`` if set, else the platform's per-user cache directory
+  (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS,
+  ``%LOCALAPPDATA%`` on Windows) plus ``gensim_anchor/jax-<jax version>``;
+* off: ``GENSIM_ANCHOR_CACHE_DIR=""`` (empty) or ``=off``, or JAX's own switch
+  (``jax_enable_compilation_cache=False``);
+* the user's JAX configuration wins: a cache directory set with ``JAX_COMPILATION_CACHE_DIR``,
+  ``jax.config.update('jax_compilation_cache_dir', ...)`` or
+  ``jax.experimental.compilation_cache.compilation_cache.set_cache_dir`` is used as it is, and
+  nothing else is changed.
+
+The cache directory is process-wide JAX configuration (JAX has one cache per process), so once
+set, the user's own programs that take more than JAX's threshold (1 s) to compile are cached
+there too; this is the one global JAX setting the package makes. Our own programs are written
+whatever their compile time: the threshold is lowered to 0 only around our calls (scoped, thread
+local), because most of ours compile in 0.1 to 1 s each and together make the seconds a cached
+process saves.
+
+Two layers. JAX's own cache still traces and lowers every program in every process (on KOS,
+K = 50, 2 loaded cores: 1.8 s for the particle filter alone), so the stages' jitted functions
+are also wrapped in :class:`stored_jit`, which keeps their compiled executables whole
+(``jax.experimental.serialize_executable``), keyed by everything they depend on; a later process
+loads them without tracing. The stages pass numpy arrays to those programs (``jnp.asarray``
+would compile a conversion program per argument), so a process with a filled cache compiles and
+traces nothing in a default fit.
+
+Only the compilation cache directory is set globally, and only when the user has not chosen one.
+The write threshold (``jax_persistent_cache_min_compile_time_secs``, 1 s by default) is scoped
+with JAX's thread-local config context (``jax._src.config``'s state objects are context
+managers; there is no public way to scope it), and ``jax_persistent_cache_min_entry_size_bytes``
+is already 0 by default, so it is left as it is.
+
+Failures never fail a fit: a directory that cannot be created or written costs one
+``RuntimeWarning`` and the process compiles as if there were no cache. An entry that cannot be
+read back (truncated by a crash, overwritten) costs one ``RuntimeWarning`` per process; the
+entry is removed, compiled again and rewritten. Entries are written to a temporary file and
+renamed into place, so a process never reads another's half-written entry (two processes fitting
+at once share the directory safely).
+
+The cache is trusted code, as JAX's documentation warns: keep it in a directory only you can
+write to (the default is).
+"""
+import contextlib
+import functools
+import logging
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+#: The environment variable that moves the cache (or switches it off: empty or ``off``).
+ENV_VAR = 'GENSIM_ANCHOR_CACHE_DIR'
+_OFF = ('', 'off', '0', 'false', 'no', 'none')
+
+_lock = threading.Lock()
+_state = {'done': False, 'ours': None, 'checked': False}  # ours: the directory we configured
+# While set (in this thread), our JAX cache misses and does not write: stored_jit's compilations,
+# whose executables must be fresh (XLA:CPU cannot serialize again an executable it loaded from
+# a cache: "Function ... not found" when the reloaded copy runs).
+_fresh = threading.local()
+
+
+def default_cache_dir():
+    """The per-user cache directory of the platform, ``gensim_anchor/jax-<version>`` in it."""
+    import jax
+    if sys.platform == 'win32':
+        base = os.environ.get('LOCALAPPDATA') or os.path.join(os.path.expanduser('~'), 'AppData', 'Local')
+    elif sys.platform == 'darwin':
+        base = os.path.join(os.path.expanduser('~'), 'Library', 'Caches')
+    else:
+        base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+    return os.path.join(base, 'gensim_anchor', 'jax-%s' % jax.__version__)
+
+
+def enable():
+    """Configure the cache (on the first call; cheap after): for entry points that compile
+    programs big enough for JAX's own threshold and do not run inside :func:`persistent_cache`."""
+    _configure()
+
+
+def cache_dir():
+    """The directory this process compiles into: ours, the user's JAX one, or None (off)."""
+    import jax
+    _configure()
+    return jax.config.jax_compilation_cache_dir if jax.config.jax_enable_compilation_cache else None
+
+
+@contextlib.contextmanager
+def persistent_cache():
+    """Context of the package's JAX calls: configures the cache on first use (idempotent, cheap
+    after), and writes every program compiled inside to it when the cache is ours."""
+    _configure()
+    if _state['ours'] is None:
+        yield
+        return
+    with _min_compile_time(0.0):
+        yield
+
+
+def _min_compile_time(seconds):
+    """JAX's write threshold, scoped to the calling thread (global only if JAX cannot scope it)."""
+    try:
+        from jax._src import config as jax_config
+        return jax_config.persistent_cache_min_compile_time_secs(seconds)
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - other JAX versions
+        return contextlib.nullcontext()
+
+
+def _configure():
+    if _state['done']:
+        return
+    with _lock:
+        if _state['done']:
+            return
+        try:
+            _state['ours'] = _choose()
+        finally:
+            _state['done'] = True
+
+
+def _choose():
+    import jax
+    if jax.config.jax_compilation_cache_dir or not jax.config.jax_enable_compilation_cache:
+        return None  # the user's choice (JAX reads JAX_COMPILATION_CACHE_DIR into the config)
+    path = os.environ.get(ENV_VAR)
+    if path is not None and path.strip().lower() in _OFF:
+        return None
+    path = os.path.abspath(os.path.expanduser(path)) if path else default_cache_dir()
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as err:
+        warnings.warn("gensim_anchor: the JAX compilation cache directory %s is not usable (%s); "
+                      "compiling without a persistent cache (set %s to move it, or to 'off')"
+                      % (path, err, ENV_VAR), RuntimeWarning, stacklevel=4)
+        return None
+    jax.config.update('jax_compilation_cache_dir', path)
+    _install_checked_cache(path)
+    logger.debug("JAX compilation cache at %s", path)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Entries written atomically, unreadable entries dropped (JAX's file cache writes in place and
+# keeps an entry it cannot read: every later process would warn and recompile it).
+# ----------------------------------------------------------------------------------------------
+
+class _CheckedFileCache:
+    """JAX's ``CacheInterface`` for one directory: ``<key>-cache`` files, as JAX's own."""
+
+    _SUFFIX = '-cache'
+
+    def __init__(self, path):
+        self._path = Path(path)
+
+    def get(self, key):
+        from jax._src import compilation_cache as cc
+        if getattr(_fresh, 'on', False):
+            return None
+        file = self._path / (key + self._SUFFIX)
+        try:
+            value = file.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            self._warn(key, err)
+            return None
+        try:  # JAX would fail on it after this returns, and warn in every later process
+            data = cc.decompress_executable(value)
+            if len(data) <= cc._TIME_BYTES:
+                raise ValueError("entry of %d bytes" % len(value))
+        except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
+            self._warn(key, err)
+            with contextlib.suppress(OSError):
+                file.unlink()
+            return None
+        return value
+
+    def put(self, key, value):
+        file = self._path / (key + self._SUFFIX)
+        if getattr(_fresh, 'on', False) or file.exists():
+            return
+        fd, tmp = tempfile.mkstemp(dir=self._path, prefix='.tmp-')
+        try:
+            with os.fdopen(fd, 'wb') as out:
+                out.write(value)
+            os.replace(tmp, file)  # atomic: readers see the whole entry or none
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def clear(self):  # pragma: no cover - JAX's interface
+        pass
+
+    def _warn(self, key, err):
+        _warn_entry(self._path / (key + self._SUFFIX), err)
+
+
+def _install_checked_cache(path):
+    """Give JAX the checked cache for our directory, if this JAX version has the hook we use
+    (a private one: without it, JAX's own file cache serves, with its own warnings)."""
+    try:
+        import jax
+        from jax._src import compilation_cache as cc
+        if jax.config.jax_compilation_cache_max_size != -1 or jax.config.jax_compilation_cache_check_contents:
+            return  # JAX's eviction or verification asked for: its own cache does those
+        with cc._cache_initialized_mutex:
+            if cc._cache is not None or cc._cache_initialized:
+                return  # JAX already opened a cache (a jitted call ran before ours)
+            cc._cache = _CheckedFileCache(path)
+            cc._cache_initialized = True
+            _state['checked'] = True
+    except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
+        pass
+
+
+# ----------------------------------------------------------------------------------------------
+# Compiled programs kept whole: a later process skips tracing and lowering too.
+# ----------------------------------------------------------------------------------------------
+
+class stored_jit:
+    """A jitted function whose compiled programs are kept in the cache directory as
+    executables (``jax.experimental.serialize_executable``), so that a later process loads one
+    without tracing and lowering the function again (JAX's own cache still needs both: on KOS
+    they took most of a cached process's first fit, 1.8 s for the particle filter alone).
+
+    The file name is a hash of everything the program depends on: the package's source, the
+    function, its static arguments, the abstract values of the others (shape, dtype, weak type),
+    the JAX and jaxlib versions, the device and CPU, and JAX's trace-time configuration (x64,
+    matmul precision, ...). A program never comes from a key that differs in any of them; a
+    file that fails its checksum or does not load is a miss (one warning, removed, compiled
+    again). Without our cache directory (off, or the user's JAX one), or under a transformation
+    (tracers), it is the plain jitted function.
+    """
+
+    def __init__(self, jitted, static_argnames=()):
+        import inspect
+        functools.update_wrapper(self, jitted)
+        self._jitted = jitted
+        self._signature = inspect.signature(jitted)
+        self._static = frozenset(static_argnames)
+        self._loaded = {}
+
+    def __call__(self, *args, **kwargs):
+        import jax
+        _configure()
+        # Stored programs run on the default device: not when the user picked another one.
+        if not _state['checked'] or _environment() is None or jax.config.jax_default_device is not None:
+            return self._jitted(*args, **kwargs)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        named = bound.arguments
+        dynamic = {k: v for k, v in named.items() if k not in self._static}
+        leaves, treedef = jax.tree_util.tree_flatten(dynamic)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return self._jitted(*args, **kwargs)
+        static = tuple(sorted((k, repr(v)) for k, v in named.items() if k in self._static))
+        avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
+        local = (static, avals, str(treedef), _trace_context())
+        compiled = self._loaded.get(local)
+        if compiled is None:
+            compiled = self._loaded[local] = self._load_or_compile(local, named)
+        return compiled(**dynamic)
+
+    def _load_or_compile(self, local, named):
+        import hashlib
+        import pickle
+        from jax.experimental import serialize_executable as se
+        name = '%s.%s' % (self.__module__, self.__qualname__)
+        key = hashlib.sha256(repr((name, local, _environment())).encode()).hexdigest()
+        file = Path(_state['ours']) / 'executables' / ('%s-%s' % (self.__name__, key))
+        try:
+            blob = file.read_bytes()
+        except OSError:
+            blob = None
+        if blob is not None:
+            try:
+                digest, body = blob[:32], blob[32:]
+                if hashlib.sha256(body).digest() != digest:
+                    raise ValueError("checksum mismatch")
+                _initialize_handlers()
+                import jax
+                return se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
+            except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
+                _warn_entry(file, err)
+                with contextlib.suppress(OSError):
+                    file.unlink()
+        # Compiled fresh, and not written to JAX's cache too: an infinite threshold spares JAX
+        # serialising and compressing an executable that the entry below already keeps.
+        _fresh.on = True
+        try:
+            with _min_compile_time(float('inf')):
+                compiled = self._jitted.lower(**named).compile()
+        finally:
+            _fresh.on = False
+        try:
+            body = pickle.dumps(se.serialize(compiled), protocol=pickle.HIGHEST_PROTOCOL)
+            _write_atomic(file, hashlib.sha256(body).digest() + body)
+        except Exception as err:  # noqa: BLE001 - a cache that cannot be written is no cache
+            _warn_entry(file, err, writing=True)
+        return compiled
+
+
+_warned_entry = []
+
+
+def _warn_entry(file, err, writing=False):
+    """One warning per process for the cache's entries, whatever their number (a damaged
+    directory usually has many); each at DEBUG."""
+    if not _warned_entry:
+        _warned_entry.append(True)
+        warnings.warn("gensim_anchor: the compilation cache entry %s could not be %s (%s: %s); "
+                      "compiling instead" % (file, 'written' if writing else 'read, removed it',
+                                             type(err).__name__, err), RuntimeWarning, stacklevel=4)
+    logger.debug("compilation cache entry %s: %s", file, err)
+
+
+def _write_atomic(file, data):
+    file.parent.mkdir(parents=True, exist_ok=True)
+    if file.exists():
+        return
+    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix='.tmp-')
+    try:
+        with os.fdopen(fd, 'wb') as out:
+            out.write(data)
+        os.replace(tmp, file)  # atomic: a reader sees the whole entry or none
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@functools.lru_cache(maxsize=1)
+def _environment():
+    """What every compiled program depends on besides its own arguments."""
+    import hashlib
+    import platform
+    import jax
+    import jaxlib
+    source = hashlib.sha256()
+    files = sorted(Path(__file__).parent.glob('*.py'))
+    if not files:  # no source to key on (an install without .py files): nothing stored
+        return None
+    for path in files:
+        source.update(path.name.encode() + b'\0' + path.read_bytes())
+    cpu = ''
+    with contextlib.suppress(OSError):
+        with open('/proc/cpuinfo') as info:  # the instruction sets XLA compiled for
+            cpu = next((line for line in info if line.startswith(('flags', 'Features'))), '')
+    device = jax.devices()[0]
+    backend = device.client
+    return (jax.__version__, jaxlib.__version__, source.hexdigest(), backend.platform,
+            backend.platform_version, device.device_kind, jax.device_count(), platform.machine(),
+            platform.processor(), hashlib.sha256(cpu.encode()).hexdigest(),
+            os.environ.get('XLA_FLAGS', ''))
+
+
+def _trace_context():
+    """JAX's trace-time configuration (x64, matmul precision, ...: what its own jit cache keys
+    on), as plain values."""
+    import jax
+    try:
+        from jax._src import config as jax_config
+        values = jax_config.trace_context()
+    except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
+        return (bool(jax.config.jax_enable_x64), str(jax.config.jax_default_matmul_precision))
+    return tuple(v if isinstance(v, (bool, int, float, str, type(None))) else
+                 getattr(v, 'name', type(v).__name__) for v in values)
+
+
+def _initialize_handlers():
+    """The custom-call handlers a program may call, set up as lowering would have (LAPACK on a
+    CPU: ``jnp.linalg.solve`` in FastAnchorWords; without it the loaded program crashes).
+    ``jax.export`` does the same before it runs a deserialized program."""
+    from jax._src.lax import linalg
+    linalg.initialize_lapack()

@@ -1,0 +1,152 @@
+"""The persistent compilation cache (gensim_anchor._compile_cache): where it is, that a second
+process loads instead of compiling, that the user's settings win, and that a damaged or
+unwritable cache costs one warning and never a result. Each case runs in fresh processes (the
+cache is configured once per process)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A small fit (no alpha search: fewer programs), printing what it compiled and what it warned.
+CHILD = r"""
+import hashlib, json, warnings
+warnings.simplefilter('always')
+import jax.monitoring
+events = {'misses': 0, 'hits': 0}
+def on_event(name, **kw):
+    if name == '/jax/compilation_cache/cache_misses': events['misses'] += 1
+    if name == '/jax/compilation_cache/cache_hits': events['hits'] += 1
+jax.monitoring.register_event_listener(on_event)
+traced = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda name, secs, **kw: traced.append(name) if name.endswith('jaxpr_trace_duration') else None)
+from gensim.test.utils import common_corpus, common_dictionary
+from gensim_anchor import AnchorModel, _compile_cache
+with warnings.catch_warnings(record=True) as caught:
+    model = AnchorModel(common_corpus, num_topics=2, id2word=common_dictionary, anchor_min_df=1,
+                        alpha='symmetric', random_state=0)
+print(json.dumps(dict(
+    topics=hashlib.sha256(model.get_topics().tobytes()).hexdigest(), traces=len(traced), **events,
+    warnings=[str(w.message) for w in caught if 'cache' in str(w.message)],
+    cache_dir=_compile_cache.cache_dir(), jax_dir=jax.config.jax_compilation_cache_dir)))
+"""
+
+
+def run_child(env_update, code=CHILD):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('GENSIM_ANCHOR_CACHE_DIR', 'JAX_COMPILATION_CACHE_DIR', 'XDG_CACHE_HOME')}
+    env.update(env_update)
+    env['PYTHONPATH'] = str(ROOT) + os.pathsep + env.get('PYTHONPATH', '')
+    out = subprocess.run([sys.executable, '-c', code], env=env, cwd=str(ROOT), capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def entries(path):
+    return sorted(p for p in Path(path).rglob('*') if p.is_file() and not p.name.startswith('.'))
+
+
+def test_importing_the_package_compiles_nothing():
+    code = "import sys, gensim_anchor; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, '-c', code], cwd=str(ROOT), capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.stdout.strip() == 'False', out.stderr
+
+
+def test_a_second_process_loads_what_the_first_compiled(tmp_path):
+    cache = tmp_path / 'cache'
+    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    assert first['cache_dir'] == str(cache) and first['traces'] > 0 and not first['warnings']
+    assert any(p.parent.name == 'executables' for p in entries(cache))
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    assert second['misses'] == 0 and not second['warnings']
+    assert second['traces'] == 0  # the stages' programs are loaded whole, nothing is traced
+    assert second['topics'] == first['topics']
+
+
+def test_the_default_directory_is_the_platform_cache(tmp_path):
+    out = run_child({'XDG_CACHE_HOME': str(tmp_path)},
+                    "import sys; from gensim_anchor import _compile_cache as c; import json; "
+                    "print(json.dumps(dict(cache_dir=c.cache_dir())))")
+    if sys.platform.startswith('linux'):
+        import jax
+        assert out['cache_dir'] == str(tmp_path / 'gensim_anchor' / ('jax-' + jax.__version__))
+
+
+@pytest.mark.parametrize('value', ['', 'off'])
+def test_the_environment_variable_switches_it_off(tmp_path, value):
+    out = run_child({'GENSIM_ANCHOR_CACHE_DIR': value, 'XDG_CACHE_HOME': str(tmp_path)})
+    assert out['cache_dir'] is None and out['jax_dir'] is None
+    assert not entries(tmp_path)
+
+
+def test_a_cache_directory_configured_for_jax_is_left_alone(tmp_path):
+    theirs, ours = tmp_path / 'theirs', tmp_path / 'ours'
+    out = run_child({'JAX_COMPILATION_CACHE_DIR': str(theirs), 'GENSIM_ANCHOR_CACHE_DIR': str(ours)})
+    assert out['jax_dir'] == str(theirs) == out['cache_dir']
+    assert not ours.exists()
+
+
+def test_an_unwritable_cache_directory_costs_one_warning(tmp_path):
+    reference = run_child({'GENSIM_ANCHOR_CACHE_DIR': 'off'})
+    blocker = tmp_path / 'a-file'
+    blocker.write_text('not a directory')
+    out = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(blocker / 'cache')})
+    assert len(out['warnings']) == 1 and 'not usable' in out['warnings'][0]
+    assert out['cache_dir'] is None and out['topics'] == reference['topics']
+
+
+def test_damaged_entries_cost_one_warning_and_are_replaced(tmp_path):
+    cache = tmp_path / 'cache'
+    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    files = entries(cache)
+    assert files
+    for i, path in enumerate(files):  # truncated, emptied, or overwritten with garbage
+        data = path.read_bytes()
+        path.write_bytes([data[:len(data) // 2], b'', b'\x00garbage' * 10][i % 3])
+    damaged = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    assert len(damaged['warnings']) == 1 and 'could not be read' in damaged['warnings'][0]
+    assert damaged['topics'] == first['topics']
+    healed = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    assert not healed['warnings'] and healed['misses'] == 0 and healed['topics'] == first['topics']
+
+
+def test_two_processes_fitting_at_once_both_succeed(tmp_path):
+    cache = tmp_path / 'cache'
+    env = {k: v for k, v in os.environ.items() if k != 'JAX_COMPILATION_CACHE_DIR'}
+    env.update(GENSIM_ANCHOR_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, '-c', CHILD], env=env, cwd=str(ROOT),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr[-3000:]
+        results.append(json.loads(stdout.strip().splitlines()[-1]))
+    assert results[0]['topics'] == results[1]['topics']
+    assert not results[0]['warnings'] and not results[1]['warnings']
+    assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})['topics'] == results[0]['topics']
+
+
+def test_the_cache_serves_after_the_users_own_jax_code(tmp_path):
+    cache = tmp_path / 'cache'
+    before = "import jax, jax.numpy as jnp\nprint(float(jax.jit(lambda x: x + 1)(jnp.ones(3)).sum()))\n"
+    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
+    assert first['cache_dir'] == str(cache)
+    assert any(p.parent.name == 'executables' for p in entries(cache))
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
+    assert second['topics'] == first['topics'] and not second['warnings']
+
+
+def test_inference_in_a_second_process_compiles_nothing(tmp_path):
+    cache = tmp_path / 'cache'
+    code = CHILD.replace("print(json.dumps(dict(", "model[common_corpus]; traced.clear()\n"
+                         "gamma = model.inference(common_corpus)[0]\nprint(json.dumps(dict(")
+    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)
+    assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)['traces'] == 0
