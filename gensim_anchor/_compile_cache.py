@@ -1,7 +1,9 @@
 """Compile once per machine: JAX's persistent compilation cache in a per-user directory.
 
-A first fit spends most of its time compiling XLA programs (on KOS, K = 50, 2 CPU cores: about
-4 of its 5 to 7 seconds). JAX can keep compiled programs on disk and load them in a later
+A first fit spends most of its time compiling XLA programs (KOS, K = 50, 2 CPU cores: 7.33 s
+for the fit of a process without the cache, against 3.16 s for one that finds it filled;
+``python benchmarks/bench_firstfit.py --repeat 3``, ``benchmarks/results/bench_firstfit.log``).
+JAX can keep compiled programs on disk and load them in a later
 process, if it is given a cache directory; :func:`persistent_cache` gives it one the first time
 a JAX stage of this package runs (never at import), unless the user configured one:
 
@@ -19,11 +21,11 @@ The cache directory is process-wide JAX configuration (JAX has one cache per pro
 set, the user's own programs that take more than JAX's threshold (1 s) to compile are cached
 there too; this is the one global JAX setting the package makes. Our own programs are written
 whatever their compile time: the threshold is lowered to 0 only around our calls (scoped, thread
-local), because most of ours compile in 0.1 to 1 s each and together make the seconds a cached
-process saves.
+local), because most of ours compile in less than that and together make the seconds a cached process
+saves.
 
-Two layers. JAX's own cache still traces and lowers every program in every process (on KOS,
-K = 50, 2 loaded cores: 1.8 s for the particle filter alone), so the stages' jitted functions
+Two layers. JAX's own cache still traces and lowers every program in every process, so the
+stages' jitted functions
 are also wrapped in :class:`stored_jit`, which keeps their compiled executables whole
 (``jax.experimental.serialize_executable``), keyed by everything they depend on; a later process
 loads them without tracing. The stages pass numpy arrays to those programs (``jnp.asarray``
@@ -188,18 +190,8 @@ class _CheckedFileCache:
         return value
 
     def put(self, key, value):
-        file = self._path / (key + self._SUFFIX)
-        if getattr(_fresh, 'on', False) or file.exists():
-            return
-        fd, tmp = tempfile.mkstemp(dir=self._path, prefix='.tmp-')
-        try:
-            with os.fdopen(fd, 'wb') as out:
-                out.write(value)
-            os.replace(tmp, file)  # atomic: readers see the whole entry or none
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        if not getattr(_fresh, 'on', False):
+            _write_atomic(self._path / (key + self._SUFFIX), value)
 
     def clear(self):  # pragma: no cover - JAX's interface
         pass
@@ -233,8 +225,7 @@ def _install_checked_cache(path):
 class stored_jit:
     """A jitted function whose compiled programs are kept in the cache directory as
     executables (``jax.experimental.serialize_executable``), so that a later process loads one
-    without tracing and lowering the function again (JAX's own cache still needs both: on KOS
-    they took most of a cached process's first fit, 1.8 s for the particle filter alone).
+    without tracing and lowering the function again (JAX's own cache still needs both).
 
     The file name is a hash of everything the program depends on: the package's source, the
     function, its static arguments, the abstract values of the others (shape, dtype, weak type),

@@ -439,9 +439,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             logger.info("Recover (original): K=%d in %.2fs", K, timings['recovery'])
         else:
             n_iter = rec.solver.n_iter[rec.solved]
-            logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d EG iterations in %.2fs",
+            logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d %s iterations in %.2fs",
                         self.loss, len(n_iter), K, rec.eps, int(np.median(n_iter)) if len(n_iter) else 0,
-                        int(n_iter.max()) if len(n_iter) else 0, timings['recovery'])
+                        int(n_iter.max()) if len(n_iter) else 0,
+                        'Newton' if self.loss == 'KL' else 'EG', timings['recovery'])
             capped = int((~rec.solver.converged).sum())
             if capped:
                 # A handful of near-ties is no news; a real share of the vocabulary is.
@@ -788,7 +789,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self._check_trained()
         method = check.check_option('method', method, REFINE_METHODS)
         if corpus is None:
-            if getattr(self, '_documents', None) is None:
+            if self._documents is None:
                 raise ValueError("refine() needs the training corpus: this model kept no documents "
                                  "(only a model trained with refine=... keeps them)")
             corpus = self._documents

@@ -180,11 +180,12 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     rows = np.asarray(rows, dtype=np.int64)
     V = cooc.num_terms
     extra = np.zeros((0, V)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(-1, V)
+    if cooc.mode == 'lowrank' and not len(extra):
+        # A rank-K Q: exact K coordinates of the rows of Q-bar (whatever projection_dim), and
+        # never the V-wide rows.
+        return cooc.coordinates(rows, p_w)
     if not projection_dim or projection_dim >= V:
         return np.vstack([cooc.rows(rows) / p_w[rows, None], extra])
-    if cooc.mode == 'lowrank' and not len(extra):
-        # A rank-K Q: exact K coordinates of the rows of Q-bar, no projection needed.
-        return cooc.coordinates(rows, p_w)
     rng = np.random.default_rng(seed)
     scale = np.float32(1.0 / math.sqrt(projection_dim))
     H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma
 
-from ._bow import parse_chunk
+from ._bow import parse_chunk, split_documents
 from ._compile_cache import stored_jit
 
 logger = logging.getLogger(__name__)
@@ -73,10 +73,10 @@ class InferenceResult(NamedTuple):
     phi_ids: object = None
 
 
-def pad_documents(chunk, num_terms, index=None):
+def pad_documents(chunk, num_terms, doc_offset=0):
     """Bag-of-words documents as padded (ids, counts) arrays; unknown ids are dropped.
 
-    ``index`` numbers the documents in error messages (default 0, 1, ...).
+    Error messages number the documents from ``doc_offset``.
 
     Returns
     -------
@@ -93,8 +93,8 @@ def pad_documents(chunk, num_terms, index=None):
     ValueError
         On a NaN or fractional word id, or a count that is negative or not finite.
     """
-    lengths, flat_ids, flat_counts = parse_chunk(chunk, None, 0 if index is None else index[0],
-                                                 unknown='keep', whole_counts=None)
+    lengths, flat_ids, flat_counts = parse_chunk(chunk, None, doc_offset, unknown='keep',
+                                                 whole_counts=None)
     parsed = _Parsed(lengths, flat_ids, flat_counts, num_terms)
     L = max(_MIN_PAD, 1 << max(0, (int(lengths.max(initial=1)) - 1).bit_length()))
     ids, counts = parsed.padded(np.arange(len(lengths)), len(lengths), L)
@@ -113,6 +113,7 @@ class _Parsed:
         starts = np.cumsum(self.sizes) - self.sizes
         self.position = np.arange(len(self.doc)) - starts[self.doc]
         self.num_docs = len(lengths)
+        self._per_doc = None
 
     def padded(self, members, rows, width):
         """(ids, counts) of the documents ``members``, shape (rows, width), zero-padded."""
@@ -126,10 +127,12 @@ class _Parsed:
         return ids, counts
 
     def pairs(self, members):
-        """The kept (id, count) pairs of each of ``members``, as float (n_d, 2) arrays."""
-        pairs = np.column_stack([self.ids.astype(np.float64), self.counts])
-        per_doc = np.split(pairs, np.cumsum(self.sizes)[:-1]) if self.num_docs else []
-        return [per_doc[d] for d in members]
+        """The kept (id, count) pairs of each of ``members``, as float (n_d, 2) arrays (split
+        once per chunk, whatever the number of groups asking)."""
+        if self._per_doc is None:
+            pairs = np.column_stack([self.ids.astype(np.float64), self.counts])
+            self._per_doc = [p for (p,) in split_documents(self.sizes, pairs)]
+        return [self._per_doc[d] for d in members]
 
 
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):

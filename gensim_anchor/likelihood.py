@@ -375,10 +375,6 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     return out
 
 
-# Older private names (tests and earlier callers).
-_check_topics, _parse_documents, _estimate = prepare_topics, parse_documents, estimate
-
-
 # ----------------------------------------------------------------------------------------------
 # Public API
 # ----------------------------------------------------------------------------------------------

@@ -691,9 +691,7 @@ def load_portable(path, mmap=None, cls=None):
             isinstance(s, list) and s and all(isinstance(w, str) or _KINDS['int'](w) for w in s)
             for s in seeds):
         loader.fail("'options.seed_anchors' must be a list of non-empty lists of words (str or int)")
-    if seeds is not None and len(seeds) > K:
-        loader.fail("'options.seed_anchors' has %d seeds for num_topics=%d" % (len(seeds), K))
-    o['seed_anchors'] = seeds
+    o['seed_anchors'] = seeds  # checked as the constructor checks it, once id2word is read
     o['alpha_arg'] = _decode_prior(loader, options, 'alpha_arg', arrays)
     o['eta_arg'] = _decode_prior(loader, options, 'eta_arg', arrays)
     o['alpha_arg'] = loader.check('options.alpha_arg', check.check_prior, 'alpha', o['alpha_arg'], K,
@@ -741,6 +739,9 @@ def load_portable(path, mmap=None, cls=None):
         loader.fail("'state.lifecycle_events' must be a list of objects")
 
     id2word = _decode_id2word(loader, loader.get(doc, 'id2word', '', 'dict'), V)
+    o['seed_anchors'] = loader.check('options.seed_anchors', check.check_seeds, seeds, K, id2word,
+                                     o['loss'])
+    loader.check('state.anchor_groups', check.check_groups_loss, o['loss'], groups)
     random_state = _decode_random_state(loader, loader.get(doc, 'random_state', '', 'dict'),
                                         loader.array(arrays, 'random_state_key'))
 

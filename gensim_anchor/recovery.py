@@ -350,7 +350,8 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     """RecoverKL's problems by the exponentiated-gradient solver :func:`eg_solve` (the method
     before the projected Newton one of :func:`eg_solve_kl`; same inputs and outputs, and
     ``n_iter`` counts EG iterations)."""
-    B = np.asarray(B, dtype=np.float64)
+    B = np.array(B, dtype=np.float64)
+    B[:, np.sum(T, axis=0) <= 0] = 0.0  # columns no anchor row reaches, as eg_solve_kl drops them
     if B.shape[0] == 0:
         return _empty_result(np.shape(T)[0])
     with jax.enable_x64(True):
@@ -378,7 +379,7 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 # the RecoverL2 solution of the same word. The stopping rule is EG's duality gap
 # lambda^T x < eps. The Hessians of a pool of lanes are one product of their weights
 # b / p^2 (lanes x V) with the V x K(K+1)/2 Khatri-Rao matrix of T's rows (T_kj T_mj, k <= m):
-# a dense matrix product runs several times faster than per-word products over the words'
+# a dense matrix product ran faster than per-word products over the words'
 # supports (a third of V on KOS), even counting the columns where b = 0.
 
 # Lanes of the Newton solver's pool: _defaults.BACKEND_TUNING's kl_lanes.
@@ -640,9 +641,9 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     if n == 0:
         return _empty_result(K)
     B[:, T.sum(axis=0) <= 0] = 0.0
-    # Zero rows up to a power of two (one compilation for many word counts); the Newton
-    # solver skips them, the loose RecoverL2 solve of the start does not (it is cheap).
-    B = np.vstack([B, np.zeros((max(_ROW_BUCKET, 1 << (n - 1).bit_length()) - n, B.shape[1]))])
+    # Zero rows up to a multiple of _ROW_BUCKET (as eg_solve_l2; _recover_kl_blocks pads its last
+    # block to the others' size, so a corpus compiles one shape); the Newton solver skips them.
+    B = np.vstack([B, np.zeros((-n % _ROW_BUCKET, B.shape[1]))])
     X0 = _kl_start(T, B)
     with jax.enable_x64(True):
         # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
@@ -740,16 +741,12 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter, solve=None):
     ``solve`` (default :func:`eg_solve_kl`) is replaceable for benchmarks/bench_recover_kl.py."""
     solve = eg_solve_kl if solve is None else solve
     V = cooc.num_terms
-    # Columns no anchor row reaches add a constant (+inf) to every x: drop them from the data.
-    dead = T.sum(axis=0) <= 0
     block = kl_block_size(len(active), V)
     parts = []
     for lo in range(0, len(active), block):
         words = active[lo:lo + block]
-        B = cooc.rows(words) / p_w[words, None]
-        B[:, dead] = 0.0
-        B = np.maximum(B, 0.0)  # the unbiased estimator can leave -0 after rounding
-        if len(words) < block and solve is not eg_solve_kl:  # one compiled shape per block
+        B = np.maximum(cooc.rows(words) / p_w[words, None], 0.0)  # rounding can leave -0
+        if len(words) < block:  # one compiled shape per block (eg_solve_kl drops dead columns)
             B = np.vstack([B, np.zeros((block - len(words), V))])
         res = solve(T, B, eps, max_iter)
         parts.append(RecoverResult(*(a[:len(words)] for a in res)))
@@ -822,9 +819,12 @@ def diagonal_topic_cooccurrence(cooc, A, groups):
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     G = np.zeros((len(words), len(groups)))  # word -> topic indicator
     G[np.arange(len(words)), owner] = 1.0
-    # A rectified Q is nonnegative (AP) or nonnegative up to its epsilon on the rows of largest
-    # norm (ENN, where the anchors are): clip what is left.
-    Q_SS = G.T @ np.maximum(cooc.rows(words)[:, words], 0.0) @ G
+    Q_SS = cooc.rows(words)[:, words]
+    if cooc.mode == 'lowrank':
+        # The compressed rectification is nonnegative only up to its epsilon, and only on the
+        # rows of largest norm: clip what is left (the dense AP's Q is nonnegative as it is).
+        Q_SS = np.maximum(Q_SS, 0.0)
+    Q_SS = G.T @ Q_SS @ G
     a = G.T @ A[words, owner]
     a = np.where(a > 0, a, np.inf)  # an anchor without mass in its own topic: its R row is 0
     R = Q_SS / np.outer(a, a)

@@ -308,14 +308,13 @@ def rectify_cooccurrence(cooc, num_topics, *, max_iter=DEFAULT_MAX_ITER, tol=DEF
 # Compressed rectification (Lee, Cho, Dong, Mimno & Bindel 2021): Q never formed.
 # ----------------------------------------------------------------------------------------------
 
-#: ENN: relative change of the Gram Y Y^T at which the iteration stops.
+#: ENN: negative mass left in the rows and columns of the largest words at which the iteration
+#: stops (the result's ``residual``).
 ENN_TOL = RECTIFY_ENN_TOL
 #: Power iterations of the randomised range finder of :func:`compress`. The authors use 2; the
-#: spectrum of Q decays slowly past the topics, and 2 left the basis too far from the leading
-#: eigenvectors: on the semi-synthetic test of tests/test_rectify.py the topic error was 0.74
-#: with 2 and 0.28 with 8 or 20 (AP: 0.28); KOS held-out LL/token -8.21 with 2, -7.64 with 8,
-#: -7.56 with 16
-#: (before the ENN iterations). Each costs one product with Q.
+#: spectrum of Q decays slowly past the topics, and 2 left the basis visibly too far from the
+#: leading eigenvectors in development runs (topic error and held-out likelihood; those runs
+#: were not kept as a benchmark). Each costs one product with Q.
 _POWER_ITER = 16
 #: Power steps on Q for the estimate of its largest eigenvalue (the shift).
 _SHIFT_STEPS = 20
@@ -659,8 +658,8 @@ def rectify_lowrank(cooc, num_topics, *, max_iter=RECTIFY_MAX_ITER, tol=None, se
     compression = compress(cooc, num_topics, seed=seed)
     active = cooc.row_sums() > 0
     result = rectify_enn(compression, active, max_iter=max_iter, tol=tol, seed=seed)
-    Y = result.Y * active[:, None]
+    # The words without co-occurrences keep zero rows: rectify_enn works on the active ones.
     rectified = LowRankCooccurrence(num_terms=cooc.num_terms, num_docs=cooc.num_docs,
                                     num_short=cooc.num_short, num_tokens=cooc.num_tokens,
-                                    doc_freq=cooc.doc_freq, term_counts=cooc.term_counts, Y=Y)
+                                    doc_freq=cooc.doc_freq, term_counts=cooc.term_counts, Y=result.Y)
     return rectified, result

@@ -146,7 +146,7 @@ def test_the_cache_serves_after_the_users_own_jax_code(tmp_path):
 
 def test_inference_in_a_second_process_compiles_nothing(tmp_path):
     cache = tmp_path / 'cache'
-    code = CHILD.replace("print(json.dumps(dict(", "model[common_corpus]; traced.clear()\n"
+    code = CHILD.replace("print(json.dumps(dict(", "list(model[common_corpus]); traced.clear()\n"
                          "gamma = model.inference(common_corpus)[0]\nprint(json.dumps(dict(")
     run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)
     assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)['traces'] == 0

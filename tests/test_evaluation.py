@@ -110,7 +110,7 @@ def test_held_out_log_likelihood_delegates_to_the_estimator(lee, monkeypatch):
     assert held_out_log_likelihood(lda, corpus[:5], random_state=3, num_samples=10) == -7.5
     topics, alpha, chunk, kw = calls[-1]
     # The float32 topics are handed on as they are; the estimator renormalises them in float64.
-    checked = likelihood._check_topics(topics)
+    checked = likelihood.prepare_topics(topics)
     assert checked.dtype == np.float64 and np.abs(checked.sum(axis=1) - 1).max() < 1e-14
     np.testing.assert_allclose(topics, lda.get_topics(), rtol=1e-5)
     np.testing.assert_array_equal(alpha, lda.alpha)

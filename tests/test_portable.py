@@ -259,8 +259,7 @@ def test_object_array_is_refused_and_never_unpickled(saved, tmp_path):
     marker = tmp_path / 'pwned'
     payload = np.array([_Payload(str(marker))] * 3, dtype=object)
     replace_array(saved, 'alpha', payload, manifest=False)
-    err = expect(saved, r"alpha\.npy: holds object data; only plain numeric arrays")
-    assert isinstance(err, ValueError)
+    expect(saved, r"alpha\.npy: holds object data; only plain numeric arrays")
     replace_array(saved, 'alpha', payload)  # the manifest says 'object' too
     expect(saved, r"'arrays\.alpha\.dtype' must be one of float16")
     assert not marker.exists()
@@ -423,3 +422,18 @@ def test_pickled_json_is_never_unpickled(saved, tmp_path):
     (saved / MODEL_FILE).write_bytes(pickle.dumps(_Payload(str(marker))))
     expect(saved, r"model\.json: (not UTF-8 text|truncated or not valid JSON)")
     assert not marker.exists()
+
+
+def test_seeds_and_anchor_groups_are_checked_as_the_constructor_checks_them(saved):
+    # A tampered file that no constructor would have accepted: groups with the original Recover.
+    def groups_with_original(doc):
+        doc['options']['loss'] = 'original'
+        doc['state']['anchor_groups'][0] = doc['state']['anchor_groups'][0] + [
+            (doc['state']['anchor_groups'][0][0] + 1) % doc['options']['num_terms']]
+    edit_json(saved, groups_with_original)
+    expect(saved, r"'state\.anchor_groups': groups of anchor words need loss='L2' or 'KL'")
+
+
+def test_seeded_words_need_the_vocabulary_they_name(saved):
+    edit_json(saved, lambda d: d['options'].__setitem__('seed_anchors', [['a'], ['b'], ['c'], ['d']]))
+    expect(saved, r"'options\.seed_anchors': 4 seeded anchors for num_topics=3")

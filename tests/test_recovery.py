@@ -533,6 +533,20 @@ def test_eg_pool_settings_do_not_change_results(problems):
             np.testing.assert_allclose(base[0], wide[0], rtol=0, atol=1e-4)
 
 
+def test_newton_kl_pool_width_does_not_change_results(problems, monkeypatch):
+    """The Newton solver's lane pool: another width changes the schedule and the shapes of the
+    batched products only; every word's certificate holds and the solutions agree."""
+    import jax
+    from gensim_anchor import recovery
+    T, B = problems
+    results = {}
+    for lanes in (64, 8):
+        monkeypatch.setitem(recovery.tuning(jax.default_backend()), 'kl_lanes', lanes)
+        results[lanes] = recovery.eg_solve_kl(T, B)  # the default eps: tighter ones stall (open)
+        assert results[lanes].converged.all()
+    np.testing.assert_allclose(results[8].weights, results[64].weights, rtol=0, atol=1e-4)
+
+
 # ----------------------------------------------------------------------------------------------
 # RecoverKL's projected Newton solver (issue 13): the EG solver it replaced, a semi-synthetic
 # corpus, honest certificates

@@ -252,10 +252,10 @@ def test_tiny_corpus_gets_a_clear_error():
 
 
 def test_rank_deficient_q_gets_a_clear_error():
-    # Every document the same two words: Q has one positive eigenvalue.
-    docs = [[(0, 1), (1, 1)]] * 50 + [[(2, 1), (3, 1), (4, 1)]] * 0
-    cooc = build_cooccurrence(docs + [[(2, 1), (3, 1)], [(3, 1), (4, 1)]], 5)
-    with pytest.raises(ValueError, match=r"only \d positive eigenvalues .* lower num_topics"):
+    # Two blocks of words that never meet: Q has two positive eigenvalues, fewer than K = 4.
+    docs = [[(0, 1), (1, 1)]] * 50 + [[(2, 1), (3, 1)], [(3, 1), (4, 1)]]
+    cooc = build_cooccurrence(docs, 5)
+    with pytest.raises(ValueError, match=r"only 2 positive eigenvalues .* lower num_topics"):
         compress(cooc, 4)
 
 
