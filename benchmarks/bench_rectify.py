@@ -8,7 +8,7 @@ top-20 words per topic, UMass). Corpora: ``kos``, ``nips`` (pruned, V = 15,239),
 V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most frequent words,
 where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 
-``--agreement`` also reports, on each corpus where both ran, how many of the ENN anchors
+On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
 are AP anchors. ``--refine N`` refines the plain and the ENN fit by N collapsed Gibbs sweeps
 and prints the held-out likelihood every ``--every`` sweeps (each point a fresh refine from the
 same anchor fit, so every point is an honest fit of that many sweeps).

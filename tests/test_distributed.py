@@ -117,6 +117,20 @@ def test_same_seed_same_topics_as_one_machine(client, corpus, local_model):
     assert np.all(model.alpha > 0)
 
 
+def test_compressed_rectification_runs_on_the_partitions_and_matches_one_machine(client, corpus):
+    """rectify=True (Lee et al. 2021) uses only products of Q with thin blocks: on a Dask
+    corpus they are maps over the partitions, and the rectified fit is the one-machine fit."""
+    local = fit(corpus, rectify=True, alpha='symmetric')
+    model = fit(as_bag(corpus), client=client, rectify=True, alpha='symmetric')
+    assert model._cooccurrence.mode == 'distributed'
+    assert model.timings['rectify'] > 0 and local.timings['rectify'] > 0
+    np.testing.assert_array_equal(model.anchors, local.anchors)
+    np.testing.assert_allclose(model.get_topics(), local.get_topics(), rtol=0, atol=1e-5)
+    # and rectification changed the fit (it is not silently skipped on a cluster)
+    plain = fit(as_bag(corpus), client=client, alpha='symmetric')
+    assert np.abs(plain.get_topics() - model.get_topics()).max() > 1e-4
+
+
 def test_bag_uses_the_default_client_and_needs_one(client, corpus):
     bag = as_bag(corpus[:300], 2)
     with pytest.raises(ValueError, match=r"needs a dask.distributed Client"):
