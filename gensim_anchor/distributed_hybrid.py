@@ -275,7 +275,7 @@ def _sweep_partition(state, n_kw, alpha, eta, key, sweep, statistics, log_joint)
     delta = np.asarray(new) - n_kw
     moved = np.flatnonzero(delta)
     if 2 * moved.size < delta.size:  # an index and a value per entry: smaller when sparse
-        delta = (moved, delta.ravel()[moved])
+        delta = (moved.astype(np.int32 if delta.size < 2 ** 31 else np.int64), delta.ravel()[moved])
     sums = None
     if statistics:
         sums = tuple(np.asarray(v, dtype=np.float64) for v in _statistics_fn(bool(log_joint))(n_dk, alpha))
@@ -403,28 +403,40 @@ class _Partitions:
                     del pending[p]
         return results, lost
 
-    def _scatter(self, data):
-        """``data`` on every worker; tried again if a worker goes away meanwhile."""
-        for attempt in range(MAX_RECOVERIES):
-            try:
-                return self.client.scatter(data, broadcast=True, hash=False)
-            except OSError:  # a connection closed under the scatter (CommClosedError)
-                if attempt == MAX_RECOVERIES - 1:
-                    raise
-                self._workers()
+    def _scatter(self, data, workers):
+        """``data`` on each of ``workers``: {worker: future}, without the workers that went away.
 
-    def _run(self, function, parts, *args):
-        """``function(state, *args)`` on each partition's worker: (results, lost)."""
-        futures = {p: self.client.submit(function, self.state[p], *args, workers=[self.where[p]],
-                                         allow_other_workers=False, pure=False) for p in parts}
-        return self._collect(futures)
+        One scatter per worker rather than a broadcast: a broadcast replicates until every
+        worker holds a copy, and waited forever on a worker killed meanwhile."""
+        shared = {}
+        for worker in sorted(set(workers)):
+            try:
+                shared[worker] = self.client.scatter(data, workers=[worker], hash=False)
+            except (OSError, TimeoutError, KeyError, ValueError) as err:  # the worker is gone
+                logger.debug("scatter to %s failed (%s: %s)", worker, type(err).__name__, err)
+        return shared
+
+    def _run(self, function, parts, *args, shared=None):
+        """``function(state, [shared copy on its worker,] *args)`` on each partition's worker:
+        (results, lost). ``shared``: {worker: future}, from :meth:`_scatter`."""
+        futures, missing = {}, set()
+        for p in parts:
+            head = ()
+            if shared is not None:
+                if self.where[p] not in shared:
+                    missing.add(p)
+                    continue
+                head = (shared[self.where[p]],)
+            futures[p] = self.client.submit(function, self.state[p], *head, *args, workers=[self.where[p]],
+                                            allow_other_workers=False, pure=False)
+        results, lost = self._collect(futures)
+        return results, lost | missing
 
     def start(self, parts, start_t, key, sweep):
         """Read partitions and draw their first topics on their workers; partitions lost
         meanwhile are started again elsewhere."""
         for attempt in range(MAX_RECOVERIES + 1):
             workers = self._workers()
-            shared = self._scatter(start_t)
             futures = {}
             for i, p in enumerate(sorted(parts)):
                 old = self.state.pop(p, None)
@@ -432,13 +444,22 @@ class _Partitions:
                     old.cancel()
                 # A first placement spreads the partitions in turn; a rebuilt one goes to the
                 # least loaded worker (the restarted one, once it is back).
-                worker = workers[i % len(workers)] if sweep == 0 and attempt == 0 else self._least_loaded(workers)
-                self.where[p] = worker
+                self.where[p] = (workers[i % len(workers)] if sweep == 0 and attempt == 0
+                                 else self._least_loaded(workers))
+            shared = self._scatter(start_t, [self.where[p] for p in parts])
+            lost = {p for p in parts if self.where[p] not in shared}
+            for p in sorted(set(parts) - lost):
+                worker = self.where[p]
+                try:
+                    raw = self._raw(p, worker)
+                except (OSError, TimeoutError, KeyError, ValueError):  # scattered to a lost worker
+                    lost.add(p)
+                    continue
                 futures[p] = self.client.submit(
-                    _start_partition, self._raw(p, worker), p, self.num_terms, shared, key, sweep,
+                    _start_partition, raw, p, self.num_terms, shared[worker], key, sweep,
                     self.substeps, self.chunksize, workers=[worker], allow_other_workers=False,
                     pure=False)
-            _, lost = self._collect(futures, fetch=False)
+            lost |= self._collect(futures, fetch=False)[1]
             for p in parts:
                 if p not in lost:
                     self.state[p] = futures[p]
@@ -482,9 +503,9 @@ class _Partitions:
     def sweep(self, sweep, n_kw, alpha, eta, key, statistics, log_joint):
         """One sweep of every partition: (summed count changes or None when lost partitions
         must be rebuilt, {partition: sums}, lost partitions)."""
-        shared = self._scatter(n_kw)
-        results, lost = self._run(_sweep_partition, self.active, shared, alpha, eta, key, sweep,
-                                  statistics, log_joint)
+        shared = self._scatter(n_kw, [self.where[p] for p in self.active])
+        results, lost = self._run(_sweep_partition, self.active, alpha, eta, key, sweep, statistics,
+                                  log_joint, shared=shared)
         sums = {p: r[1] for p, r in results.items()}
         if lost:
             return None, sums, lost
