@@ -70,6 +70,7 @@ from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_ETA, REFINE_
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
+from .distributed import DaskDocuments, is_dask_corpus
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,16 @@ def _is_default(value, default):
         return value is default or (type(value) is type(default) and bool(value == default))
     except (TypeError, ValueError):
         return False
+
+
+def _check_dask_refinement(method, options):
+    """A refinement a Dask corpus can have, before anything is read."""
+    if method == 'vb':
+        raise ValueError("refine='vb' reads the documents on this machine (gensim's LdaModel); "
+                         "a Dask corpus is refined by 'gibbs'")
+    if options.get('sampler', 'collapsed') != 'collapsed':
+        raise ValueError("sampler=%r has no Dask form: a Dask corpus is refined by the collapsed "
+                         "sampler (AD-LDA); use sampler='collapsed'" % options['sampler'])
 
 
 class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
@@ -221,7 +232,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         :meth:`update` adds the new documents to Q and to the kept documents, re-solves the
         anchor fit on everything seen so far and refines it again, so a model updated with
         part of a corpus equals one trained on all of it (with ``save_cooccurrence=True`` a
-        loaded model keeps its documents and can be updated too).
+        loaded model keeps its documents and can be updated too). A Dask corpus is refined on
+        its cluster by ``'gibbs'`` (collapsed sampler): the model keeps references to its
+        partitions, which the workers read again for the sweeps, and no document reaches this
+        machine (:mod:`gensim_anchor.distributed_hybrid`).
     refine_options : dict, optional
         The refinement's options (:meth:`refine`'s keywords: for ``'gibbs'`` ``num_sweeps``
         (the cap, default 200), ``burn_in`` (default None: by the convergence rule), ``eta``,
@@ -245,7 +259,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     refinement : dict or None
         What :meth:`refine` (or ``refine=``) ran: method, seconds, and for ``'gibbs'`` the
         sweeps used (``num_sweeps``) within the cap (``max_sweeps``), the burn-in and whether
-        the convergence rule was met (``converged``).
+        the convergence rule was met (``converged``); on a Dask cluster also the
+        ``partitions``, ``workers`` and the partitions rebuilt after a lost worker
+        (``recovered``).
 
     """
 
@@ -361,6 +377,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             raise RuntimeError("this refined model was saved without its documents, so new documents "
                                "cannot be added; save it with save_cooccurrence=True to update it "
                                "after loading")
+        if keep and is_dask_corpus(corpus, self._client):
+            _check_dask_refinement(self.refine_method, self.refine_options)
         cooc, sample, documents = pipeline.read(
             corpus, options, num_terms=self.num_terms, old=self._cooccurrence, sample=self._sample,
             documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
@@ -749,7 +767,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     def refine(self, corpus=None, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
                passes=2, eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
-               substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None):
+               substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None, client=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
         The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,
@@ -759,9 +777,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
         Parameters
         ----------
-        corpus : iterable of list of (int, int), optional
+        corpus : iterable of list of (int, int), or a Dask corpus, optional
             The training documents (read once for ``'gibbs'``, ``passes`` times for ``'vb'``).
             None: the documents a model trained with ``refine=`` kept from its single pass.
+            A ``dask.bag.Bag`` (or a list of partitions, with ``client``) is refined on the
+            cluster, each partition's tokens staying on its worker
+            (:func:`~gensim_anchor.distributed_hybrid.gibbs_refine_dask`; ``'gibbs'`` with the
+            collapsed sampler only).
         method : {'gibbs', 'vb'}
             ``'gibbs'``: Gibbs sweeps for LDA from the anchor topics
             (:func:`~gensim_anchor.hybrid.gibbs_refine`); ``'vb'``: gensim's online variational
@@ -781,11 +803,35 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             Passes of ``'vb'``.
         random_state : {int, numpy.random.RandomState}, optional
             Seed of the sampler (default: the model's own).
+        client : distributed.Client, optional
+            The cluster of a Dask corpus (default: the model's ``client``, else the default
+            client).
 
         Returns
         -------
         AnchorModel
             self, refined.
+
+        Examples
+        --------
+        On a Dask cluster (the same seed and partitioning give the same topics):
+
+        .. sourcecode:: pycon
+
+            >>> import dask.bag as db
+            >>> from distributed import Client, LocalCluster
+            >>> from gensim.corpora import Dictionary
+            >>> from gensim.test.utils import common_texts
+            >>> dictionary = Dictionary(common_texts)
+            >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
+            >>> model = AnchorModel(corpus, num_topics=2, id2word=dictionary, anchor_min_df=1,
+            ...                     alpha='symmetric', random_state=1)
+            >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+            ...         Client(cluster) as client:
+            ...     bag = db.from_sequence(corpus, npartitions=3)
+            ...     _ = model.refine(bag, 'gibbs', num_sweeps=6, burn_in=3, client=client)
+            >>> model.refinement['partitions'], model.refinement['recovered']
+            (3, 0)
         """
         self._check_trained()
         method = check.check_option('method', method, REFINE_METHODS)
@@ -797,22 +843,38 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         options = dict(num_sweeps=num_sweeps, burn_in=burn_in, eta=eta, optimize_alpha=optimize_alpha,
                        sampler=sampler, substeps=substeps, tol=tol) if method == 'gibbs' else \
             dict(passes=passes, optimize_alpha=optimize_alpha)
-        self._refine(corpus, method, check.check_refine_options(method, options), random_state)
+        self._refine(corpus, method, check.check_refine_options(method, options), random_state, client)
         return self
 
-    def _refine(self, corpus, method, options, random_state=None):
+    def _refine(self, corpus, method, options, random_state=None, client=None):
         start = time.perf_counter()
+        client = self._client if client is None else client
+        dask = isinstance(corpus, DaskDocuments) or is_dask_corpus(corpus, client)
+        if dask:
+            _check_dask_refinement(method, options)
         if method == 'gibbs':
-            from .hybrid import gibbs_refine  # JAX: a saved model loads without it
             seed = self._projection_seed if random_state is None else random_state
-            result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
-                                  random_state=seed, **options)
+            if dask:
+                # JAX is imported inside: a saved model loads without it.
+                from .distributed_hybrid import gibbs_refine_dask
+                if isinstance(corpus, DaskDocuments):
+                    client = corpus.client if client is None else client
+                    corpus = corpus.partitions
+                result = gibbs_refine_dask(self.get_topics(), self.alpha, corpus, client=client,
+                                           p_z=self.p_z, random_state=seed, **options)
+            else:
+                from .hybrid import gibbs_refine
+                result = gibbs_refine(self.get_topics(), self.alpha, corpus, p_z=self.p_z,
+                                      random_state=seed, **options)
             topics, alpha = result.topics, result.alpha
             settings = dict(num_sweeps=result.num_sweeps, burn_in=result.burn_in,
                             sampler=options['sampler'], max_sweeps=options['num_sweeps'],
                             converged=bool(result.converged))
             if options['sampler'] == 'collapsed':
                 settings['substeps'] = options['substeps']
+            if dask:
+                settings.update(partitions=result.num_partitions, workers=result.num_workers,
+                                recovered=len(result.recovered))
         else:
             lda = self.to_ldamodel()
             lda.optimize_alpha = bool(options['optimize_alpha'])

@@ -67,6 +67,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ._bow import DocumentStore, parse_chunk
 from ._sampling import Reservoir, combine_samples
 from ._validation import check_int, check_progress
 from .cooccurrence import Cooccurrence, accumulate
@@ -187,28 +188,20 @@ def is_partitioned(corpus):
     return False
 
 
-def _raw_partitions(client, data):
-    """Futures of the raw partitions of a Bag or a sequence of partitions (lists of documents,
-    Delayed objects or Futures)."""
+def _partition_sources(data):
+    """The partitions of a Bag (its Delayed objects) or of a sequence of partitions (lists of
+    documents, Delayed objects or Futures), checked, not computed."""
     from dask.delayed import Delayed
     from distributed import Future
     if _is_bag(data):
-        return client.compute(data.to_delayed())
+        return data.to_delayed()
     if isinstance(data, (str, bytes)) or not hasattr(data, '__iter__'):
         raise TypeError("expected a dask.bag.Bag of bag-of-words documents or a sequence of "
                         "partitions, got %s" % type(data).__name__)
     data = list(data)
     if not data:
         raise ValueError("the corpus is empty: no partitions were given")
-    futures = [None] * len(data)
-    local = []
-    for i, part in enumerate(data):
-        if isinstance(part, Future):
-            futures[i] = part
-        elif isinstance(part, Delayed):
-            futures[i] = client.compute(part)
-        else:
-            local.append(i)
+    local = [i for i, part in enumerate(data) if not isinstance(part, (Future, Delayed))]
     if local:
         first = data[local[0]]
         if isinstance(first, (str, bytes)) or not hasattr(first, '__iter__'):
@@ -219,7 +212,28 @@ def _raw_partitions(client, data):
             raise TypeError("partition %d looks like a single document (its first element is %r): "
                             "pass a list of partitions, each a list of documents, or a dask Bag"
                             % (local[0], head))
-        for i, future in zip(local, client.scatter([list(data[i]) for i in local])):
+    return data
+
+
+def _raw_partitions(client, data):
+    """Futures of the raw partitions of a Bag or a sequence of partitions (lists of documents,
+    Delayed objects or Futures)."""
+    from dask.delayed import Delayed
+    from distributed import Future
+    sources = _partition_sources(data)
+    if _is_bag(data):
+        return client.compute(sources)
+    futures = [None] * len(sources)
+    local = []
+    for i, part in enumerate(sources):
+        if isinstance(part, Future):
+            futures[i] = part
+        elif isinstance(part, Delayed):
+            futures[i] = client.compute(part)
+        else:
+            local.append(i)
+    if local:
+        for i, future in zip(local, client.scatter([list(sources[i]) for i in local])):
             futures[i] = future
     return futures
 
@@ -406,3 +420,60 @@ class DistributedCooccurrence:
             term_counts=self.term_counts + other.term_counts, h_hat=self.h_hat + other.h_hat,
             raw_row_sums=self._raw_row_sums + raw)
         return merged
+
+
+class DaskDocuments:
+    """The training documents of a Dask corpus, kept for a refinement
+    (``AnchorModel(bag, ..., refine='gibbs')``): the partitions' sources (a Bag's Delayed
+    objects, Futures, or lists of documents read here), never the documents themselves.
+
+    The refinement reads each partition again on a worker
+    (:func:`~gensim_anchor.distributed_hybrid.gibbs_refine_dask`). Pickling it (saving a model
+    with ``save_cooccurrence=True``) gathers the documents into one local
+    :class:`~gensim_anchor._bow.DocumentStore`, as :class:`DistributedCooccurrence` gathers Q.
+    """
+
+    def __init__(self, partitions, client=None):
+        self.partitions, self.client = list(partitions), client
+
+    @classmethod
+    def of(cls, corpus, client=None):
+        """The documents of a Bag or of a sequence of partitions (checked, not computed)."""
+        return cls(_partition_sources(corpus), client)
+
+    def __repr__(self):
+        return "%s<%d partitions>" % (type(self).__name__, len(self.partitions))
+
+    def merge(self, other):
+        """The documents of both, ``self``'s first (a new object): ``other`` is DaskDocuments or a
+        DocumentStore (documents read here, one more partition, sent to a worker when refining)."""
+        if isinstance(other, DaskDocuments):
+            return DaskDocuments(self.partitions + other.partitions, self.client or other.client)
+        return DaskDocuments(self.partitions + ([other] if other is not None and other.num_docs else []),
+                             self.client)
+
+    def gather(self):
+        """The documents as one local :class:`~gensim_anchor._bow.DocumentStore` (they travel to
+        this machine)."""
+        client = _client(self.client)
+        store, offset = DocumentStore(), 0
+        for part in self.partitions:
+            if isinstance(part, DocumentStore):
+                store = store.merge(part)
+                continue
+            docs = client.compute(part).result() if hasattr(part, 'dask') else (
+                part.result() if hasattr(part, 'result') else part)
+            docs = list(docs)
+            lengths, ids, counts = parse_chunk(docs, None, offset)
+            store.add(lengths, ids, counts)
+            offset += len(docs)
+        return store._flush()
+
+    def __reduce__(self):
+        return _document_store, (self.gather().__getstate__(),)
+
+
+def _document_store(state):
+    store = DocumentStore()
+    store.__dict__.update(state)
+    return store

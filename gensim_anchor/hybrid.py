@@ -372,6 +372,29 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     return counts, sweep
 
 
+def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps):
+    """The sampler's arguments, checked and normalised (one place for the one-machine and the
+    Dask refinement, :mod:`gensim_anchor.distributed_hybrid`)."""
+    topics = np.asarray(topics, dtype=np.float64)
+    if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):
+        raise ValueError("topics must be a finite, non-negative (num_topics, num_terms) array")
+    K = topics.shape[0]
+    alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
+    if alpha.shape != (K,) or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
+        raise ValueError("alpha must be %d positive finite numbers, got %r" % (K, alpha))
+    num_sweeps = check.check_int('num_sweeps', num_sweeps, minimum=1)
+    burn_in = check.check_int('burn_in', burn_in, minimum=0, allow_none=True)
+    if burn_in is not None and burn_in >= num_sweeps:
+        raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (burn_in, num_sweeps))
+    if burn_in is None and num_sweeps < 2:
+        raise ValueError("num_sweeps must be >= 2 with burn_in=None (a burn-in and an average)")
+    tol = check.check_positive_float('tol', tol)
+    eta = check.check_positive_float('eta', eta)
+    sampler = check.check_option('sampler', sampler, SAMPLERS)
+    substeps = check.check_int('substeps', substeps, minimum=1)
+    return topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps
+
+
 def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
                  eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
                  tol=REFINE_TOL, random_state=None, callback=None):
@@ -440,23 +463,9 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     import jax.numpy as jnp
     _compile_cache.enable()  # the sweeps compile for seconds: kept for the next process
 
-    topics = np.asarray(topics, dtype=np.float64)
-    if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):
-        raise ValueError("topics must be a finite, non-negative (num_topics, num_terms) array")
+    topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps = _check_arguments(
+        topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps)
     K, V = topics.shape
-    alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
-    if alpha.shape != (K,) or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
-        raise ValueError("alpha must be %d positive finite numbers, got %r" % (K, alpha))
-    num_sweeps = check.check_int('num_sweeps', num_sweeps, minimum=1)
-    burn_in = check.check_int('burn_in', burn_in, minimum=0, allow_none=True)
-    if burn_in is not None and burn_in >= num_sweeps:
-        raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (burn_in, num_sweeps))
-    if burn_in is None and num_sweeps < 2:
-        raise ValueError("num_sweeps must be >= 2 with burn_in=None (a burn-in and an average)")
-    tol = check.check_positive_float('tol', tol)
-    eta = check.check_positive_float('eta', eta)
-    sampler = check.check_option('sampler', sampler, SAMPLERS)
-    substeps = check.check_int('substeps', substeps, minimum=1)
     weights = alpha / alpha.sum() if p_z is None else np.asarray(p_z, dtype=np.float64)
     doc, word, num_docs = _tokens(corpus, V)
     if sampler == 'collapsed':

@@ -156,10 +156,11 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=No
     sample : :class:`~gensim_anchor._sampling.Reservoir`, optional
         The sample of the documents seen before; not changed (a corpus rejected halfway must
         not leave its first documents in the caller's sample).
-    documents : :class:`~gensim_anchor._bow.DocumentStore`, optional
+    documents : :class:`~gensim_anchor._bow.DocumentStore` or :class:`~.distributed.DaskDocuments`, optional
         The documents seen before (with ``keep_documents``); not changed either.
     keep_documents : bool
-        Also keep the parsed documents (for a refinement).
+        Also keep the parsed documents (for a refinement); of a Dask corpus, its partitions
+        (:class:`~.distributed.DaskDocuments`), which stay on the cluster.
     q_mode, chunksize, progress, sample_size, client :
         As :class:`~gensim_anchor.AnchorModel`'s.
 
@@ -168,11 +169,11 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=No
     Statistics
     """
     dask = distributed.is_dask_corpus(corpus, client)
-    if keep_documents and dask:
-        raise ValueError("refine= needs the documents' tokens on this machine, and this corpus is "
-                         "on a Dask cluster: train without refine=, or refine a local copy with "
-                         "refine(corpus)")
-    new_documents = DocumentStore() if keep_documents else None
+    new_documents = None
+    if keep_documents:
+        # A Dask corpus stays on the cluster: kept are its partitions, read again on the workers
+        # by the refinement (gensim_anchor.distributed_hybrid).
+        new_documents = distributed.DaskDocuments.of(corpus, client) if dask else DocumentStore()
     if dask:
         cooc = distributed.build_cooccurrence_dask(
             corpus, num_terms, client, chunksize=chunksize, progress=progress,
@@ -191,7 +192,11 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=No
         cooc = apply_auto_mode(cooc, projection_dim=options.projection_dim,
                                num_topics=options.num_topics, loss=options.loss)
     if keep_documents and documents is not None:
-        new_documents = documents.merge(new_documents)
+        if isinstance(new_documents, distributed.DaskDocuments) and not isinstance(
+                documents, distributed.DaskDocuments):
+            new_documents = distributed.DaskDocuments([], client).merge(documents).merge(new_documents)
+        else:
+            new_documents = documents.merge(new_documents)
     return Statistics(cooc, sample, new_documents)
 
 

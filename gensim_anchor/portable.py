@@ -189,6 +189,8 @@ def save_portable(model, path, *, save_cooccurrence=False):
 
     documents = getattr(model, '_documents', None)
     if save_cooccurrence and documents is not None:
+        if hasattr(documents, 'gather'):  # a Dask corpus's partitions: its documents travel here
+            documents = documents.gather()
         documents._flush()
         documents_json = dict(num_docs=int(documents.num_docs))
         arrays.update(documents_lengths=documents.lengths, documents_ids=documents.ids,

@@ -103,11 +103,16 @@ def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, m
         AnchorModel(unread(), num_topics=2, id2word={0: 'a', 1: 'b'}, **kwargs)
 
 
-def test_a_dask_corpus_cannot_be_refined_in_one_call():
+@pytest.mark.parametrize('refine, options, message', [
+    ('vb', None, "refine='vb' reads the documents on this machine"),
+    ('gibbs', dict(sampler='blocked'), "sampler='blocked' has no Dask form"),
+])
+def test_a_dask_corpus_is_refused_a_refinement_it_cannot_have_before_it_is_read(refine, options, message):
+    # The Dask refinement itself is tested in test_distributed_refine.py, on a cluster.
     db = pytest.importorskip('dask.bag')
     bag = db.from_sequence([[(0, 1), (1, 1)]] * 4, npartitions=2)
-    with pytest.raises(ValueError, match="refine= needs the documents' tokens on this machine"):
-        AnchorModel(bag, num_topics=2, id2word={0: 'a', 1: 'b'}, refine='gibbs')
+    with pytest.raises(ValueError, match=message):
+        AnchorModel(bag, num_topics=2, id2word={0: 'a', 1: 'b'}, refine=refine, refine_options=options)
 
 
 @pytest.mark.parametrize('portable', [False, True])

@@ -80,6 +80,8 @@ def test_going_big(tmp_path, monkeypatch):
         numbers_after(text, 'largest difference from the updated single-machine model:')
     assert len(differences) == 2 and max(differences) < 1e-6
     assert re.search(r'^\d+ documents now, updated in', text, flags=re.M)
+    # The refinement on the cluster ran over the five partitions, with no worker lost.
+    assert "'method': 'gibbs'" in text and "'partitions': 5" in text and "'recovered': 0" in text
     figures = images(nb)
     assert len(figures) == 1 and figures[0].startswith(PNG_MAGIC)
 
