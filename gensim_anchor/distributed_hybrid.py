@@ -665,7 +665,7 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
     for i in range(num_sweeps):
         tick = time.perf_counter()
         key, k = jax.random.split(key)
-        check = adaptive and burn_in is None and (i + 1) % REFINE_CHECK_EVERY == 0
+        check = burn_in is None and (i + 1) % REFINE_CHECK_EVERY == 0
         delta, sums, lost = parts.sweep(i, n_kw, alpha_f, eta, np.asarray(k), optimize_alpha or check, check)
         if lost:
             def current_topics(n_kw=n_kw, alpha_f=alpha_f):
@@ -704,8 +704,8 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
             total += _mean_topics(n_kw, eta)
         seconds.append(time.perf_counter() - tick)
         if callback is not None:
-            callback(i + 1, dict(n_kw=n_kw, n_dk=None, alpha=alpha_f,
-                                 average=None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)))
+            average = None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)
+            callback(i + 1, dict(n_kw=n_kw, n_dk=None, alpha=alpha_f, average=average))
         if time.perf_counter() - last_log > _LOG_EVERY:
             last_log = time.perf_counter()
             logger.info("Dask Gibbs sweep %d/%d (%s burn-in), %.1f s, alpha sum %.3g", i + 1, end,
@@ -725,7 +725,8 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
                 "" if not adaptive else ", settled" if converged else ", not settled: the cap",
                 parts.num_tokens, len(parts.active), K, time.perf_counter() - start,
                 float(np.mean(seconds)),
-                "; %d partitions rebuilt after lost workers" % len(parts.recovered) if parts.recovered else "")
+                "; %d partitions rebuilt after lost workers" % len(parts.recovered)
+                if parts.recovered else "")
     return DaskGibbsResult(result, alpha_f.astype(np.float64), parts.num_tokens, i + 1, burn_in,
                            converged, np.array(checks, dtype=np.float64).reshape(-1, 2),
                            parts.num_docs, len(parts.active), 0, tuple(parts.recovered),
