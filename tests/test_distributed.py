@@ -15,17 +15,6 @@ from gensim_anchor.distributed import (  # noqa: E402
 
 
 @pytest.fixture(scope='module')
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    # Not the default client: tests that rely on a default one say so (client.as_current()).
-    client = distributed.Client(cluster, set_as_default=False)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope='module')
 def corpus():
     rng = np.random.default_rng(0)
     A, _ = separable_topics(rng, 300, 5)
