@@ -4,11 +4,14 @@
 ``AnchorModel(train, 50, rectify='enn', random_state=0)`` with ``rectify_enn``'s ``num_large``
 set to m x 978, scored as :mod:`bench_rectify` (90/10 split of :mod:`bench_dropin`).
 ``time``: Q compressed once, then ``rectify_enn`` alone for each m (seconds, iterations).
+``relax``: as ``score`` at the default l, for each over-relaxation omega given instead of m
+(``rectify_enn``'s ``relaxation``); ``relax-time``: as ``time`` for each omega.
 
 Usage::
 
     python benchmarks/bench_enn_large.py score nips 1 2 4
     taskset -c 0,1 python benchmarks/bench_enn_large.py time kos 1 4
+    python benchmarks/bench_enn_large.py relax kos 1 1.5 2
 """
 import functools
 import sys
@@ -27,6 +30,9 @@ def main(mode, name, *multiples):
     from gensim_anchor.cooccurrence import build_cooccurrence
     corpus, dictionary = bench_rectify.load(name)
     train, heldout = bench_dropin.split(corpus, 0)
+    relax = mode.startswith('relax')
+    if relax:
+        mode = 'time' if mode == 'relax-time' else 'score'
     if mode == 'time':
         cooc = build_cooccurrence(train, len(dictionary))
         start = time.perf_counter()
@@ -34,15 +40,18 @@ def main(mode, name, *multiples):
         print('%s: compress %.1f s' % (name, time.perf_counter() - start))
         active = cooc.row_sums() > 0
     enn = R.rectify_enn
-    for m in map(int, multiples):
+    for m in map(float if relax else int, multiples):
+        option = dict(relaxation=m) if relax else dict(num_large=m * AUTHORS_L)
+        label = 'omega=%g' % m if relax else 'l=%5d' % (m * AUTHORS_L)
         if mode == 'time':
             start = time.perf_counter()
-            r = enn(compression, active, num_large=m * AUTHORS_L)
-            print('l=%d: %.1f s, n_iter %d, residual %.2e, converged %s' % (
-                r.num_large, time.perf_counter() - start, r.n_iter, r.residual, r.converged), flush=True)
+            r = enn(compression, active, **option)
+            print('%s l=%d: %.1f s, n_iter %d, residual %.2e, converged %s' % (
+                label, r.num_large, time.perf_counter() - start, r.n_iter, r.residual, r.converged),
+                flush=True)
             continue
         import bench_beyond
-        R.rectify_enn = functools.partial(enn, num_large=m * AUTHORS_L)
+        R.rectify_enn = functools.partial(enn, **option)
         try:
             start = time.perf_counter()
             model = AnchorModel(train, num_topics=50, id2word=dictionary, random_state=0, rectify='enn')
@@ -50,8 +59,8 @@ def main(mode, name, *multiples):
         finally:
             R.rectify_enn = enn
         s = bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0)
-        print('%-9s l=%5d fit %6.1f s rectify %5.1f s  LL %.4f unique %.2f UMass %.3f' % (
-            name, m * AUTHORS_L, fit, model.timings['rectify'], s['ll'], s['unique'], s['umass']), flush=True)
+        print('%-9s %s fit %6.1f s rectify %5.1f s  LL %.6f unique %.2f UMass %.3f' % (
+            name, label, fit, model.timings['rectify'], s['ll'], s['unique'], s['umass']), flush=True)
 
 
 if __name__ == '__main__':

@@ -88,6 +88,8 @@ logger = logging.getLogger(__name__)
 #: Seconds between two looks at the cluster while a round of tasks runs: how soon a lost worker
 #: is noticed (a look is one small request to the scheduler).
 POLL_SECONDS = 0.5
+#: Seconds a scatter of the counts to one worker may take before that worker counts as gone.
+SCATTER_TIMEOUT = 60
 #: Rounds of rebuilding in a row (a sweep's losses, then losses during the rebuild or the
 #: recount) before the refinement gives up.
 MAX_RECOVERIES = 5
@@ -411,7 +413,9 @@ class _Partitions:
         shared = {}
         for worker in sorted(set(workers)):
             try:
-                shared[worker] = self.client.scatter(data, workers=[worker], hash=False)
+                # A bounded wait: a scatter to a worker that dies during it must not block.
+                shared[worker] = self.client.scatter(data, workers=[worker], hash=False,
+                                                     timeout=SCATTER_TIMEOUT)
             except (OSError, TimeoutError, KeyError, ValueError) as err:  # the worker is gone
                 logger.debug("scatter to %s failed (%s: %s)", worker, type(err).__name__, err)
         return shared

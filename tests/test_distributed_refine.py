@@ -1,6 +1,7 @@
 """The Gibbs refinement on a Dask cluster (gensim_anchor.distributed_hybrid, issue 16): seeded,
 as good as on one machine, robust to a killed worker, and refusing bad input before a sweep.
 One LocalCluster of two worker processes serves the module; the worker-loss test runs last."""
+import faulthandler
 import os
 import signal
 import threading
@@ -162,12 +163,19 @@ def test_a_worker_killed_mid_refinement_does_not_fail_it_or_corrupt_the_counts(c
             victims.append(min(pids))
             os.kill(pids[victims[-1]], signal.SIGKILL)
         elif sweep == 7:  # most likely during the next sweep; a worker that holds partitions
+            client.wait_for_workers(2, timeout=60)  # the first victim's restart has registered
             now = client.run(os.getpid)
             held = client.has_what()
             victims.append(next(w for w in sorted(now) if any('_start_partition' in k for k in held[w])))
             threading.Timer(0.02, os.kill, (now[victims[-1]], signal.SIGKILL)).start()
 
-    result = refine(model, bag(train), client, num_sweeps=20, burn_in=10, callback=kill_workers)
+    # Should this ever hang (it once did, under load, not reproduced), the tracebacks of every
+    # thread go to stderr after 5 minutes, so the CI log says where.
+    faulthandler.dump_traceback_later(300)
+    try:
+        result = refine(model, bag(train), client, num_sweeps=20, burn_in=10, callback=kill_workers)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
     client.wait_for_workers(2, timeout=60)  # the nannies restart the killed workers
     assert len(victims) == 2 and result.num_sweeps == 20
     sweeps = {sweep for sweep, _ in result.recovered}

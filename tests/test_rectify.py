@@ -289,14 +289,33 @@ def test_a_model_saved_with_the_old_rectify_true_loads_as_ap(noisy, tmp_path):
     assert AnchorModel.load(str(tmp_path / 'old')).rectify == 'ap'
 
 
-def test_negative_block_by_row_blocks_is_the_whole_product():
-    """The V x l negative part of Y Y_L^T is built by row blocks (memory): the same numbers as
-    the whole product, float32, zero where the product is nonnegative."""
+def test_correction_products_by_row_blocks_match_the_dense_correction():
+    """E @ B and sum(E) for ENN's correction, made by row blocks in float32, against E formed
+    densely from its definition: max(0, -y_i^T y_j) where i or j is among the large words."""
     rng = np.random.default_rng(3)
-    Y = rng.standard_normal((50, 4))
-    large = np.array([7, 3, 40])
-    whole = np.maximum(-(Y @ Y[large].T), 0.0).astype(np.float32)
-    blocked = rectify_module._negative_block(Y, large, rows=7)
-    assert blocked.dtype == np.float32 and blocked.shape == (50, 3)
-    np.testing.assert_array_equal(blocked, whole)
-    assert (blocked == 0).any() and (blocked > 0).any()
+    V, l = 50, 6
+    Y = rng.standard_normal((V, 4))
+    large = np.array([7, 3, 40, 11, 0, 29])
+    basis = rng.standard_normal((V, 5))
+    C = Y @ Y.T
+    in_large = np.zeros(V, dtype=bool)
+    in_large[large] = True
+    E = np.where(in_large[:, None] | in_large[None, :], np.maximum(-C, 0.0), 0.0)
+    assert (E > 0).sum() > 50 and (E[~in_large][:, ~in_large] == 0).all()
+    for rows in (7, 50, 64):
+        EB, total = rectify_module._correction_products(Y, large, basis, rows=rows)
+        np.testing.assert_allclose(EB, E @ basis, rtol=1e-5, atol=1e-5 * np.abs(E @ basis).max())
+        assert total == pytest.approx(E.sum(), rel=1e-6)
+
+
+def test_over_relaxed_enn_reaches_the_tolerance_sooner_where_the_authors_step_does(noisy):
+    cooc = build_cooccurrence(noisy['docs'], noisy['V'])
+    active = cooc.row_sums() > 0
+    compression = compress(cooc, noisy['K'])
+    runs = {w: rectify_enn(compression, active, tol=1e-6, max_iter=200, num_large=40, relaxation=w)
+            for w in (1.0, 2.0)}
+    assert all(r.converged and r.residual <= 1e-6 for r in runs.values())
+    assert runs[2.0].n_iter < runs[1.0].n_iter
+    # Both end near each other: the relaxation changes the path, not where it leads.
+    distance, size = rectify_module._gram_distance(runs[1.0].Y, runs[2.0].Y)
+    assert distance < 0.05 * size
