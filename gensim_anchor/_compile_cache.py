@@ -12,6 +12,8 @@ a JAX stage of this package runs (never at import), unless the user configured o
   ``%LOCALAPPDATA%`` on Windows) plus ``gensim_anchor/jax-<jax version>``;
 * off: ``GENSIM_ANCHOR_CACHE_DIR=""`` (empty) or ``=off``, or JAX's own switch
   (``jax_enable_compilation_cache=False``);
+* size: at most ``$GENSIM_ANCHOR_CACHE_MAX_MB`` megabytes (default 512); above it, a process
+  that configures the directory first removes the least recently used programs (:func:`prune`);
 * the user's JAX configuration wins: a cache directory set with ``JAX_COMPILATION_CACHE_DIR``,
   ``jax.config.update('jax_compilation_cache_dir', ...)`` or
   ``jax.experimental.compilation_cache.compilation_cache.set_cache_dir`` is used as it is, and
@@ -62,6 +64,13 @@ logger = logging.getLogger(__name__)
 
 #: The environment variable that moves the cache (or switches it off: empty or ``off``).
 ENV_VAR = 'GENSIM_ANCHOR_CACHE_DIR'
+#: The environment variable that sets the size, in megabytes, above which the cache directory is
+#: pruned (default :data:`DEFAULT_MAX_MB`).
+MAX_MB_VAR = 'GENSIM_ANCHOR_CACHE_MAX_MB'
+#: A default fit of KOS, its Gibbs refinement and inference stored 11 programs, 2.3 MB (on a
+#: CPU); every new package version, JAX version or corpus shape adds its own, so the directory
+#: is kept to this size.
+DEFAULT_MAX_MB = 512
 _OFF = ('', 'off', '0', 'false', 'no', 'none')
 
 _lock = threading.Lock()
@@ -150,7 +159,69 @@ def _choose():
     jax.config.update('jax_compilation_cache_dir', path)
     _install_checked_cache(path)
     logger.debug("JAX compilation cache at %s", path)
+    prune(path, _max_bytes())
     return path
+
+
+def _max_bytes():
+    value = os.environ.get(MAX_MB_VAR, '').strip()
+    try:
+        megabytes = float(value) if value else DEFAULT_MAX_MB
+    except ValueError:
+        warnings.warn("gensim_anchor: %s=%r is not a number of megabytes; using %d"
+                      % (MAX_MB_VAR, value, DEFAULT_MAX_MB), RuntimeWarning, stacklevel=5)
+        megabytes = DEFAULT_MAX_MB
+    return int(max(megabytes, 0.0) * 2 ** 20)
+
+
+def _entries(path):
+    """The cache's entry files: JAX's ``*-cache`` files and the stored executables."""
+    path = Path(path)
+    for file in list(path.glob('*' + _CheckedFileCache._SUFFIX)) + list(path.glob('executables/*')):
+        if not file.name.startswith('.tmp-'):
+            yield file
+
+
+def prune(path, max_bytes):
+    """Remove the least recently used entries of the cache directory ``path`` until its entries
+    take at most 3/4 of ``max_bytes``, when they take more than ``max_bytes``.
+
+    Called once per process, when the package configures its own directory (never a directory
+    the user gave JAX). "Used" is the file's modification time, which a read refreshes
+    (:func:`_touch`). An entry another process is reading stays readable (POSIX unlink), and a
+    removed entry is a miss for the next process, which compiles and writes it again; errors
+    are ignored (a cache is never worth a failed fit).
+
+    Returns
+    -------
+    int
+        Bytes removed.
+    """
+    stats = []
+    for file in _entries(path):
+        with contextlib.suppress(OSError):
+            info = file.stat()
+            stats.append((info.st_mtime, info.st_size, file))
+    total = sum(size for _, size, _ in stats)
+    if total <= max_bytes:
+        return 0
+    removed = 0
+    for _, size, file in sorted(stats, key=lambda item: item[0]):
+        if total - removed <= 0.75 * max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            file.unlink()
+            removed += size
+    logger.info("compilation cache %s: %.0f MB of least recently used programs removed (%.0f MB "
+                "held, limit %.0f MB, %s)", path, removed / 2 ** 20, total / 2 ** 20,
+                max_bytes / 2 ** 20, MAX_MB_VAR)
+    return removed
+
+
+def _touch(file):
+    """Mark an entry as used now (for :func:`prune`)."""
+    with contextlib.suppress(OSError):
+        os.utime(file)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,6 +258,7 @@ class _CheckedFileCache:
             with contextlib.suppress(OSError):
                 file.unlink()
             return None
+        _touch(file)
         return value
 
     def put(self, key, value):
@@ -283,7 +355,9 @@ class stored_jit:
                     raise ValueError("checksum mismatch")
                 _initialize_handlers()
                 import jax
-                return se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
+                loaded = se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
+                _touch(file)
+                return loaded
             except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
                 _warn_entry(file, err)
                 with contextlib.suppress(OSError):

@@ -80,8 +80,8 @@ from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AV
                         REFINE_MIN_BURN_IN, REFINE_TOL)
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
-from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _settled,
-                     _substep_order)
+from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _layout,
+                     _settled)
 
 logger = logging.getLogger(__name__)
 
@@ -162,14 +162,6 @@ class _PartitionState:
         return 256 + sum(int(a.nbytes) for a in (self.doc, self.word, self.z, self.n_dk) if a is not None)
 
 
-def _bucket(n):
-    """``n`` rounded up by at most 1/8 to a number with 4 significant bits: partitions of similar
-    sizes get the same padded shapes, hence one compiled sweep."""
-    n = max(int(n), 1)
-    step = 1 << max(n.bit_length() - 4, 0)
-    return -(-n // step) * step
-
-
 def _parse_partition(docs, index, num_terms, chunksize):
     """(document index, word id) per token of a partition's documents, checked; and the number
     of documents."""
@@ -187,27 +179,6 @@ def _parse_partition(docs, index, num_terms, chunksize):
         raise type(err)("partition %d: %s" % (index, err)) from None
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
     return cat(doc), cat(word), num_docs
-
-
-def _layout(doc, word, num_docs, num_terms, substeps):
-    """The tokens in sub-step order (:func:`~gensim_anchor.hybrid._substep_order`), every
-    sub-step a slice of one bucketed length L, and the documents' count padded to a bucket.
-
-    Padding tokens point one past the last document row and the last word column: XLA drops
-    scatter updates at indices out of bounds (and clamps gathers), so they never reach the
-    counts and the sweep is the one-machine sweep of the real tokens.
-    """
-    order, offsets = _substep_order(doc, num_docs, substeps)
-    doc, word = doc[order], word[order]
-    sizes = np.diff(offsets)
-    length = _bucket(sizes.max())
-    num_padded = _bucket(num_docs)
-    pad_doc = np.full((substeps, length), num_padded, np.int32)
-    pad_word = np.full((substeps, length), num_terms, np.int32)
-    for s in range(substeps):
-        pad_doc[s, :sizes[s]] = doc[offsets[s]:offsets[s + 1]]
-        pad_word[s, :sizes[s]] = word[offsets[s]:offsets[s + 1]]
-    return pad_doc.ravel(), pad_word.ravel(), num_padded, tuple(range(0, substeps * length + 1, length))
 
 
 def _start_partition(docs, index, num_terms, start_t, key, sweep, substeps, chunksize):

@@ -353,6 +353,42 @@ def _substep_order(doc, num_docs, substeps):
     return order, tuple(int(o) for o in offsets)
 
 
+def _bucket(n):
+    """``n`` rounded up by at most 1/8 to a number with 4 significant bits: corpora (and Dask
+    partitions) of similar sizes get the same padded shapes, hence one compiled sweep."""
+    n = max(int(n), 1)
+    step = 1 << max(n.bit_length() - 4, 0)
+    return -(-n // step) * step
+
+
+def _layout(doc, word, num_docs, num_terms, substeps):
+    """The tokens in sub-step order (:func:`_substep_order`), every sub-step a slice of one
+    bucketed length L (:func:`_bucket`), and the documents' count padded to a bucket: the
+    shapes, and with them the compiled sweep, are shared by every corpus of about the same
+    size (within 1/8), in this process and, through the compile cache, in the next.
+
+    Padding tokens point one past the last document row and the last word column: XLA drops
+    scatter updates at indices out of bounds (and clamps gathers), so they never reach the
+    counts (padding rows of n_dk stay zero, and add exactly nothing to alpha's update or the
+    log joint) and the sweep is the sweep of the real tokens.
+
+    Returns
+    -------
+    (doc, word, num_padded_docs, offsets)
+    """
+    order, offsets = _substep_order(doc, num_docs, substeps)
+    doc, word = doc[order], word[order]
+    sizes = np.diff(offsets)
+    length = _bucket(sizes.max())
+    num_padded = _bucket(num_docs)
+    pad_doc = np.full((substeps, length), num_padded, np.int32)
+    pad_word = np.full((substeps, length), num_terms, np.int32)
+    for s in range(substeps):
+        pad_doc[s, :sizes[s]] = doc[offsets[s]:offsets[s + 1]]
+        pad_word[s, :sizes[s]] = word[offsets[s]:offsets[s + 1]]
+    return pad_doc.ravel(), pad_word.ravel(), num_padded, tuple(range(0, substeps * length + 1, length))
+
+
 def _first_topics_impl(key, start_t, word):
     """First assignments: each token's topic drawn from its word's row of ``start_t``."""
     return _draw_topics(key, lambda w: start_t[w], (word,), start_t.shape[1])
@@ -468,14 +504,13 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     K, V = topics.shape
     weights = alpha / alpha.sum() if p_z is None else np.asarray(p_z, dtype=np.float64)
     doc, word, num_docs = _tokens(corpus, V)
-    if sampler == 'collapsed':
-        order, offsets = _substep_order(doc, num_docs, substeps)
-        doc, word = doc[order], word[order]
-    else:
-        offsets = (0, len(doc))
+    num_tokens = len(doc)
+    # Bucketed shapes (the blocked sampler draws all tokens at once: one slice).
+    doc, word, num_padded, offsets = _layout(doc, word, num_docs, V,
+                                             substeps if sampler == 'collapsed' else 1)
     seed = seed_of(random_state)
     start = time.perf_counter()
-    counts, sweep = _compiled_sweep(sampler, num_docs, V, K, bool(optimize_alpha), offsets)
+    counts, sweep = _compiled_sweep(sampler, num_padded, V, K, bool(optimize_alpha), offsets)
     key = jax.random.PRNGKey(seed)
     key, k0 = jax.random.split(key)
     # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
@@ -517,6 +552,6 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     logger.info("Gibbs refinement (%s): %d sweeps (%d burn-in%s) over %d tokens of %d documents, "
                 "K=%d, in %.2fs", sampler, i + 1, burn_in,
                 "" if not adaptive else ", settled" if converged else ", not settled: the cap",
-                len(doc), num_docs, K, time.perf_counter() - start)
-    return GibbsResult(result, np.asarray(alpha_j, dtype=np.float64), len(doc), i + 1, burn_in,
+                num_tokens, num_docs, K, time.perf_counter() - start)
+    return GibbsResult(result, np.asarray(alpha_j, dtype=np.float64), num_tokens, i + 1, burn_in,
                        converged, np.array(checks, dtype=np.float64).reshape(-1, 2))

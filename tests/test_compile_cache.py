@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from gensim_anchor import _compile_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # A small fit (no alpha search: fewer programs), printing what it compiled and what it warned.
@@ -150,3 +152,42 @@ def test_inference_in_a_second_process_compiles_nothing(tmp_path):
                          "gamma = model.inference(common_corpus)[0]\nprint(json.dumps(dict(")
     run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)
     assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)['traces'] == 0
+
+
+def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):
+    import time
+    (tmp_path / 'executables').mkdir()
+    now = time.time()
+    files = []
+    for age, name in enumerate(['executables/a', 'b-cache', 'executables/c', 'd-cache']):
+        file = tmp_path / name
+        file.write_bytes(b'x' * 1000)
+        os.utime(file, (now - 1000 * age, now - 1000 * age))  # a is the newest, d the oldest
+        files.append(file)
+    other = tmp_path / 'notes.txt'  # not an entry: never touched
+    other.write_bytes(b'y' * 5000)
+    assert _compile_cache.prune(tmp_path, 4000) == 0  # at the limit: nothing to do
+    assert all(f.exists() for f in files)
+    # Above the limit: down to 3/4 of it, oldest first.
+    assert _compile_cache.prune(tmp_path, 3500) == 2000
+    assert [f.exists() for f in files] == [True, True, False, False] and other.exists()
+
+
+def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(tmp_path, monkeypatch):
+    cache = tmp_path / 'cache'
+    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    stored = [p for p in entries(cache) if p.parent.name == 'executables']
+    assert stored
+    for p in stored:
+        os.utime(p, (1, 1))  # as if last used in 1970
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+    assert second['traces'] == 0  # all loaded ...
+    assert all(p.stat().st_mtime > 1 for p in stored)  # ... and the loads refreshed them
+    # The limit: megabytes from the environment; 0 empties the cache at the next start.
+    monkeypatch.setenv(_compile_cache.MAX_MB_VAR, '0.5')
+    assert _compile_cache._max_bytes() == 2 ** 19
+    monkeypatch.setenv(_compile_cache.MAX_MB_VAR, 'lots')
+    with pytest.warns(RuntimeWarning, match="GENSIM_ANCHOR_CACHE_MAX_MB='lots' is not a number"):
+        assert _compile_cache._max_bytes() == _compile_cache.DEFAULT_MAX_MB * 2 ** 20
+    third = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache), _compile_cache.MAX_MB_VAR: '0'})
+    assert third['traces'] > 0  # the cache was emptied first: everything compiled again

@@ -15,9 +15,9 @@ distributed = pytest.importorskip('distributed')
 from gensim_anchor import AnchorModel  # noqa: E402
 from gensim_anchor._bow import DocumentStore  # noqa: E402
 from gensim_anchor.distributed_hybrid import (  # noqa: E402
-    _bucket, _report, _start_partition, _sweep_partition, gibbs_refine_dask)
+    _report, _start_partition, _sweep_partition, gibbs_refine_dask)
 from gensim_anchor.evaluation import topic_recovery_l1  # noqa: E402
-from gensim_anchor.hybrid import gibbs_refine  # noqa: E402
+from gensim_anchor.hybrid import _bucket, gibbs_refine  # noqa: E402
 from gensim_anchor.likelihood import log_likelihood_per_token  # noqa: E402
 from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus  # noqa: E402
 

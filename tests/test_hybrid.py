@@ -220,3 +220,43 @@ def test_gibbs_refine_logs_its_progress(semi_synthetic, monkeypatch, caplog):
         'Gibbs sweep 1/3', 'Gibbs sweep 2/3', 'Gibbs sweep 3/3']
     assert lines[-1].startswith('Gibbs refinement (collapsed): 3 sweeps (1 burn-in) over %d tokens'
                                 % sum(c for doc in train for _, c in doc))
+
+
+def test_layout_gives_corpora_of_about_the_same_size_the_same_shapes():
+    """Bucketed shapes: the token slices and the document count rounded up by at most 1/8, the
+    padding out of bounds (one past the last document and word)."""
+    rng = np.random.default_rng(0)
+    shapes = []
+    for num_docs in (1060, 1090):  # both round up to 1152 documents, 5632 tokens per sub-step
+        lengths = np.full(num_docs, 10)
+        doc = np.repeat(np.arange(num_docs), lengths).astype(np.int32)
+        word = rng.integers(0, V, len(doc)).astype(np.int32)
+        pad_doc, pad_word, num_padded, offsets = hybrid._layout(doc, word, num_docs, V, 2)
+        shapes.append((len(pad_doc), num_padded, offsets))
+        real = pad_doc < num_padded
+        assert real.sum() == len(doc) and np.all(pad_word[real] < V) and np.all(pad_word[~real] == V)
+        _, offsets_real = hybrid._substep_order(doc, num_docs, 2)
+        largest = max(np.diff(offsets_real))
+        assert num_docs <= num_padded <= 1.125 * num_docs
+        assert len(pad_doc) == 2 * hybrid._bucket(largest) and hybrid._bucket(largest) <= 1.125 * largest
+        # Every real token is kept once, each document's tokens with it.
+        np.testing.assert_array_equal(np.bincount(pad_doc[real], minlength=num_docs), lengths)
+    assert shapes[0] == shapes[1]
+
+
+def test_gibbs_refinement_of_corpora_of_about_the_same_size_shares_one_sweep_program(
+        semi_synthetic, monkeypatch):
+    """Two corpora 3% apart in size (1,030 and 1,060 documents of 12 tokens) ask for the same
+    compiled sweep, and the padding never reaches the counts: n_kw holds each real token once in
+    every sweep, and the padding rows of n_dk stay empty."""
+    _, _, train, _, model = semi_synthetic
+    asked = []
+    compiled = hybrid._compiled_sweep
+    monkeypatch.setattr(hybrid, '_compiled_sweep', lambda *a: asked.append(a) or compiled(*a))
+    for corpus in (train[:1030], train[:1060]):
+        totals = []
+        gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=3, burn_in=1, random_state=0,
+                     callback=lambda sweep, state: totals.append(
+                         (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
+        assert totals == [(sum(c for d in corpus for _, c in d), 0)] * 3
+    assert len(asked) == 2 and asked[0] == asked[1]

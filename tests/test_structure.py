@@ -126,7 +126,10 @@ def test_seeded_and_refined_fits_are_unchanged(synthetic):
     assert digest(seeded) == 'ed3a4552e8b7362b'
     refined = AnchorModel(corpus, num_topics=8, id2word=dictionary, **PINNED)
     refined.refine(corpus, 'gibbs', num_sweeps=20, burn_in=10)
-    assert digest(refined) == '4a023f7640889254'
+    # Re-pinned when the sampler's token arrays got bucketed shapes (hybrid._layout): the padding
+    # changes the random stream, not the sampler (L1 to the true topics after 40 sweeps, 4 seeds:
+    # 0.0697 before, 0.0698 after). It was '4a023f7640889254'.
+    assert digest(refined) == 'b061249840167eaa'
 
 
 def test_lee_fits_are_unchanged():
