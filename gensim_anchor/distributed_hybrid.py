@@ -356,27 +356,34 @@ class _Partitions:
 
     def _raw(self, p, worker):
         """A future of partition p's documents, computed on ``worker`` where possible."""
+        import uuid
         from dask.delayed import Delayed
+        from dask.graph_manipulation import clone
         from distributed import Future
         source = self.sources[p]
         if isinstance(source, Future):
             return source
         if isinstance(source, Delayed):
-            return self.client.compute(source, workers=[worker], allow_other_workers=True)
+            # Fresh keys each time: a bag's keys are deterministic, and a task the scheduler
+            # still knew from an earlier placement kept that placement's restriction to a
+            # worker since lost (it waited for it forever).
+            return self.client.compute(clone(source, seed=uuid.uuid4().hex), workers=[worker],
+                                       allow_other_workers=True)
         return self.client.scatter([list(source)], workers=[worker], hash=False)[0]
 
     # -- rounds ----------------------------------------------------------------------------
     def _collect(self, futures, fetch=True):
         """Wait for one future per partition; (results, lost partitions). A partition is lost
         when its worker is gone or its state is not the expected one; a task's own error is
-        raised."""
+        raised. Results are fetched as their tasks finish, while the others still run (fetched
+        after the last one, they added half a sweep on one core)."""
         from concurrent.futures import CancelledError
         from distributed import wait
         results, lost, pending = {}, set(), dict(futures)
         while pending:
             with self.client.as_current():
                 try:
-                    wait(list(pending.values()), timeout=POLL_SECONDS)
+                    wait(list(pending.values()), timeout=POLL_SECONDS, return_when='FIRST_COMPLETED')
                 except (TimeoutError, CancelledError):  # cancelled: its input was lost
                     pass
             alive = self._alive()
