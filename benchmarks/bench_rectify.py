@@ -8,7 +8,7 @@ top-20 words per topic, UMass). Corpora: ``kos``, ``nips`` (pruned, V = 15,239),
 V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most frequent words,
 where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 
-``--agreement`` also reports, on each corpus where both ran, how many of the ENN anchors
+On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
 are AP anchors. ``--refine N`` refines the plain and the ENN fit by N collapsed Gibbs sweeps
 and prints the held-out likelihood every ``--every`` sweeps (each point a fresh refine from the
 same anchor fit, so every point is an honest fit of that many sweeps).
@@ -16,7 +16,7 @@ same anchor fit, so every point is an honest fit of that many sweeps).
 Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
-        [--methods plain enn ap] [--refine 0] [--every 25]
+        [--methods plain enn ap] [--refine 0] [--every 25] [--ap-max-bytes 12e9]
 """
 import argparse
 import copy
@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 K = 50
+VOCABULARY = {'nips': 15239, '20ng': 28731, '20ng-raw': 111915}  # the larger ones, for the AP's limit
 METHODS = dict(plain=dict(), enn=dict(rectify='enn'), ap=dict(rectify='ap'))
 
 
@@ -57,6 +58,9 @@ def child(spec):
     import bench_beyond
     import bench_dropin
     from gensim_anchor import AnchorModel
+    if spec.get('ap_max_bytes'):
+        from gensim_anchor import rectify
+        rectify.MAX_BYTES = int(spec['ap_max_bytes'])
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
@@ -84,6 +88,8 @@ def main(argv=None):
     parser.add_argument('--methods', nargs='+', default=['plain', 'enn', 'ap'], choices=list(METHODS))
     parser.add_argument('--refine', type=int, default=0)
     parser.add_argument('--every', type=int, default=25)
+    parser.add_argument('--ap-max-bytes', type=float, default=0,
+                        help='raise rectify.MAX_BYTES (the AP on a larger vocabulary, e.g. NIPS: 12e9)')
     parser.add_argument('--child', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -93,12 +99,13 @@ def main(argv=None):
     rows = []
     for name in args.corpora:
         for method in args.methods:
-            if method == 'ap' and name in ('20ng', '20ng-raw', 'nips'):
+            limit = int(args.ap_max_bytes) or None
+            if method == 'ap' and VOCABULARY.get(name, 0) > rectify.max_terms(limit):
                 print("  %-9s %-5s skipped: V exceeds rectify.max_terms() = %d" % (name, method,
-                                                                                  rectify.max_terms()))
+                                                                                  rectify.max_terms(limit)))
                 continue
             spec = dict(corpus=name, method=method, refine=args.refine if method != 'ap' else 0,
-                        every=args.every)
+                        every=args.every, ap_max_bytes=limit)
             out = subprocess.run([sys.executable, __file__, '--child', json.dumps(spec)],
                                  capture_output=True, text=True)
             lines = [l for l in out.stdout.splitlines() if l.startswith('RESULT ')]

@@ -37,6 +37,14 @@ RECTIFY_TOL = 1e-4
 #: Negative mass (a share of Q, which sums to 1) left in the rows and columns of the words of
 #: largest norm at which the compressed (ENN) rectification stops.
 RECTIFY_ENN_TOL = 2e-3
+#: ENN's l, the words whose negative entries it removes: RECTIFY_ENN_LARGE_FACTOR x K ln K (the
+#: authors use 5), lowered to keep the V x l float32 block within RECTIFY_ENN_BLOCK_ENTRIES
+#: entries (512 MiB) but never below 5 K ln K. At 5 K ln K (K = 50) the unique top-20 words fell
+#: short of the dense AP's on NIPS (6.50 against 6.68) and 20 Newsgroups cut to 13,000 words
+#: (7.96 against 8.40); at 20 K ln K they reach them on KOS, NIPS and 20NG-13k with held-out
+#: likelihood at least the AP's (benchmarks/results/bench_rectify.log).
+RECTIFY_ENN_LARGE_FACTOR = 20
+RECTIFY_ENN_BLOCK_ENTRIES = 2 ** 27
 #: Methods of rectify=: the compressed epsilon-nonnegative one (Lee et al. 2021; True means it)
 #: and the dense alternating projection (Lee, Bindel & Mimno 2015).
 RECTIFY_METHODS = ('enn', 'ap')

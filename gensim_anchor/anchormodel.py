@@ -200,7 +200,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         (2021, :func:`gensim_anchor.rectify.rectify_lowrank`): a randomised eigendecomposition
         of Q from thin products (never V x V, also on a Dask cluster), then epsilon-nonnegative
         iterations on the V x K factor Y, :math:`Q \approx YY^T`, until the negative mass in
-        the rows and columns of the 5K ln K words of largest norm falls below 2e-3; the anchors
+        the rows and columns of the 20K ln K words of largest norm (fewer for a vocabulary too large
+        for a 512 MiB block; :func:`gensim_anchor.rectify.large_count`) falls below 2e-3; the anchors
         and recovery then run on Y (O(V K) memory). ``'ap'``: alternating projection onto the
         rank-K PSD, sum-1 and nonnegative matrices (Lee, Bindel & Mimno 2015): Q dense over the
         words with co-occurrences; a ValueError names the memory needed when it exceeds

@@ -232,19 +232,24 @@ def _draw_topics(key, weights, tokens, num_topics):
     return jnp.minimum(z, num_topics - 1)
 
 
-def _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets):
-    """Jitted (counts, sweep) of one sampler.
+def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
+    """The count matrices n_dk and n_kw of the topic assignments ``z``."""
+    import jax.numpy as jnp
+    n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[doc, z].add(1)
+    n_kw = jnp.zeros((num_topics, num_terms), jnp.int32).at[z, word].add(1)
+    return n_dk, n_kw
+
+
+def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms, num_topics,
+                optimize_alpha, offsets):
+    """One sweep of a sampler: new topics, counts, alpha and the posterior-mean topics.
 
     ``offsets`` (static): the collapsed sampler's sub-steps, as boundaries of contiguous slices
     of the token arrays, each sub-step one slice (tokens are ordered by sub-step).
     """
     import jax
     import jax.numpy as jnp
-
-    def counts(doc, word, z):
-        n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[doc, z].add(1)
-        n_kw = jnp.zeros((num_topics, num_terms), jnp.int32).at[z, word].add(1)
-        return n_dk, n_kw
+    num_docs = n_dk.shape[0]
 
     def blocked(key, doc, word, z, n_dk, n_kw, alpha, eta):
         k_theta, k_phi, k_z = jax.random.split(key, 3)
@@ -258,7 +263,8 @@ def _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
         log_phi = log_phi - jax.nn.logsumexp(log_phi, axis=1, keepdims=True)
         phi_t = jnp.exp(log_phi - log_phi.max(axis=0, keepdims=True)).T
         z = _draw_topics(k_z, lambda d, w: theta[d] * phi_t[w], (doc, word), num_topics)
-        return (z,) + counts(doc, word, z)
+        return (z,) + _counts_impl(doc, word, z, num_docs=num_docs, num_terms=num_terms,
+                                   num_topics=num_topics)
 
     def collapsed(key, doc, word, z, n_dk, n_kw, alpha, eta):
         # Each token from the collapsed conditional given every other token's current topic;
@@ -284,38 +290,50 @@ def _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
         return z, n_dk, n_kw
 
     draw = dict(blocked=blocked, collapsed=collapsed)[sampler]
+    z, n_dk, n_kw = draw(key, doc, word, z, n_dk, n_kw, alpha, eta)
+    if optimize_alpha:
+        # One fixed-point step per sweep: alpha is carried from sweep to sweep, so the
+        # steps accumulate (five per sweep took 15% of a 20 Newsgroups sweep).
+        alpha = _minka_alpha(alpha, n_dk.astype(alpha.dtype), iterations=1)
+    n_kw_f = n_kw.astype(alpha.dtype)
+    mean_phi = (n_kw_f + eta) / (n_kw_f.sum(axis=1, keepdims=True) + num_terms * eta)
+    return z, n_dk, n_kw, alpha, mean_phi
 
-    def sweep(key, doc, word, z, n_dk, n_kw, alpha, eta):
-        z, n_dk, n_kw = draw(key, doc, word, z, n_dk, n_kw, alpha, eta)
-        if optimize_alpha:
-            # One fixed-point step per sweep: alpha is carried from sweep to sweep, so the
-            # steps accumulate (five per sweep took 15% of a 20 Newsgroups sweep).
-            alpha = _minka_alpha(alpha, n_dk.astype(alpha.dtype), iterations=1)
-        n_kw_f = n_kw.astype(alpha.dtype)
-        mean_phi = (n_kw_f + eta) / (n_kw_f.sum(axis=1, keepdims=True) + num_terms * eta)
-        return z, n_dk, n_kw, alpha, mean_phi
 
-    return jax.jit(counts), jax.jit(sweep)
+_COUNTS_STATIC = ('num_docs', 'num_terms', 'num_topics')
+_SWEEP_STATIC = ('sampler', 'num_terms', 'num_topics', 'optimize_alpha', 'offsets')
 
 
 @functools.lru_cache(maxsize=1)
-def _log_joint_fn():
-    """Jitted log p(w, z | alpha, eta) per token of the sampler's state (collapsed over theta
-    and phi; Griffiths & Steyvers 2004, eq. 2-3), from the counts alone."""
+def _programs():
+    """The sampler's jitted programs, kept as executables in the compile cache
+    (:class:`~._compile_cache.stored_jit`): a later process refining the same corpus loads them
+    instead of tracing and compiling (seconds on a CPU, most of a refinement on a GPU)."""
     import jax
+    stored = _compile_cache.stored_jit
+    return dict(counts=stored(jax.jit(_counts_impl, static_argnames=_COUNTS_STATIC), _COUNTS_STATIC),
+                sweep=stored(jax.jit(_sweep_impl, static_argnames=_SWEEP_STATIC), _SWEEP_STATIC),
+                log_joint=stored(jax.jit(_log_joint_impl)),
+                first_topics=stored(jax.jit(_first_topics_impl)))
+
+
+def _log_joint_impl(n_dk, n_kw, alpha, eta):
+    """log p(w, z | alpha, eta) per token of the sampler's state (collapsed over theta and phi;
+    Griffiths & Steyvers 2004, eq. 2-3), from the counts alone."""
     import jax.numpy as jnp
     from jax.scipy.special import gammaln
+    K, V = n_kw.shape
+    n_kw, n_dk = n_kw.astype(jnp.float32), n_dk.astype(jnp.float32)
+    words = (K * (gammaln(V * eta) - V * gammaln(eta)) + gammaln(n_kw + eta).sum()
+             - gammaln(n_kw.sum(axis=1) + V * eta).sum())
+    docs = (n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
+            + gammaln(n_dk + alpha).sum() - gammaln(n_dk.sum(axis=1) + alpha.sum()).sum())
+    return (words + docs) / n_kw.sum()
 
-    def log_joint(n_dk, n_kw, alpha, eta):
-        K, V = n_kw.shape
-        n_kw, n_dk = n_kw.astype(jnp.float32), n_dk.astype(jnp.float32)
-        words = (K * (gammaln(V * eta) - V * gammaln(eta)) + gammaln(n_kw + eta).sum()
-                 - gammaln(n_kw.sum(axis=1) + V * eta).sum())
-        docs = (n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
-                + gammaln(n_dk + alpha).sum() - gammaln(n_dk.sum(axis=1) + alpha.sum()).sum())
-        return (words + docs) / n_kw.sum()
 
-    return jax.jit(log_joint)
+def _log_joint_fn():
+    """The jitted :func:`_log_joint_impl` (stored in the compile cache)."""
+    return _programs()['log_joint']
 
 
 def _settled(checks, tol):
@@ -335,20 +353,23 @@ def _substep_order(doc, num_docs, substeps):
     return order, tuple(int(o) for o in offsets)
 
 
-@functools.lru_cache(maxsize=1)
-def _first_topics_fn():
-    import jax
-    return jax.jit(lambda key, start_t, word: _draw_topics(key, lambda w: start_t[w], (word,),
-                                                           start_t.shape[1]))
+def _first_topics_impl(key, start_t, word):
+    """First assignments: each token's topic drawn from its word's row of ``start_t``."""
+    return _draw_topics(key, lambda w: start_t[w], (word,), start_t.shape[1])
 
 
 def _first_topics(key, start_t, word):
-    return _first_topics_fn()(key, start_t, word)
+    return _programs()['first_topics'](key, start_t, word)
 
 
-@functools.lru_cache(maxsize=8)
 def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets):
-    return _sweep_fn(sampler, num_docs, num_terms, num_topics, optimize_alpha, offsets)
+    """(counts, sweep) of one sampler and corpus shape, as functions of the arrays alone."""
+    programs = _programs()
+    counts = functools.partial(programs['counts'], num_docs=num_docs, num_terms=num_terms,
+                               num_topics=num_topics)
+    sweep = functools.partial(programs['sweep'], sampler=sampler, num_terms=num_terms,
+                              num_topics=num_topics, optimize_alpha=optimize_alpha, offsets=offsets)
+    return counts, sweep
 
 
 def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps):

@@ -63,10 +63,11 @@ https://arxiv.org/abs/2111.06580) never forms Q: :func:`compress` finds
 :math:`Q + \\lambda_{\\max}/10\\, I` applied through ``cooc.matmul`` only (implicit, dense and
 Dask statistics alike), and :func:`rectify_enn` makes :math:`Y Y^T`, from
 :math:`Y = U\\Lambda_+^{1/2}`, sum to 1 and nonnegative in the rows and columns of the
-:math:`5K\\ln K` words of largest norm (epsilon-nonnegative: the other entries are products of
-two small norms). :class:`LowRankCooccurrence` then serves the anchors (in exact K coordinates,
+:func:`large_count` words of largest norm (epsilon-nonnegative: the other entries are products
+of two small norms). :class:`LowRankCooccurrence` then serves the anchors (in exact K coordinates,
 :meth:`LowRankCooccurrence.coordinates`), the recovery and R from the V x K factor:
-O(nnz + V K) memory beside a V x l float32 block (l = 5K ln K) during the iterations.
+O(nnz + V K) memory beside a V x l float32 block (at most :data:`ENN_BLOCK_ENTRIES` entries
+unless the authors' :math:`l = 5K\\ln K` needs more) during the iterations.
 :func:`rectify_lowrank` runs the two steps.
 
 Examples
@@ -98,7 +99,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._compile_cache import stored_jit
-from ._defaults import RECTIFY_ENN_TOL, RECTIFY_MAX_ITER, RECTIFY_TOL
+from ._defaults import (RECTIFY_ENN_BLOCK_ENTRIES, RECTIFY_ENN_LARGE_FACTOR, RECTIFY_ENN_TOL,
+                        RECTIFY_MAX_ITER, RECTIFY_TOL)
 from .cooccurrence import Cooccurrence
 
 #: Working memory the AP may take, in bytes (about :data:`_WORK_COPIES` V x V float64 arrays).
@@ -318,6 +320,12 @@ ENN_TOL = RECTIFY_ENN_TOL
 _POWER_ITER = 16
 #: Power steps on Q for the estimate of its largest eigenvalue (the shift).
 _SHIFT_STEPS = 20
+#: ENN's l: RECTIFY_ENN_LARGE_FACTOR x K ln K within a V x l block of RECTIFY_ENN_BLOCK_ENTRIES
+#: (see _defaults for the measurements behind them).
+ENN_LARGE_FACTOR = RECTIFY_ENN_LARGE_FACTOR
+ENN_BLOCK_ENTRIES = RECTIFY_ENN_BLOCK_ENTRIES
+#: Rows per block of the negative part of Y Y_L^T (float64 blocks of 8192 x l: 64 MB at K = 50).
+_BLOCK_ROWS = 8192
 #: The shift of the range finder, as a fraction of the largest eigenvalue (the authors' 1/10).
 _SHIFT_FRACTION = 0.1
 
@@ -381,7 +389,7 @@ class ENNRectification(NamedTuple):
     tol: float
 
 
-def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=0):
+def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=0, active=None):
     """Randomised eigendecomposition of Q through products with thin blocks only.
 
     The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4) on the shifted
@@ -409,6 +417,9 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=
     power_iter : int
         q, power iterations of the range finder.
     seed : int
+    active : numpy.ndarray of bool, shape (V,), optional
+        The words with co-occurrences, ``cooc.row_sums() > 0``, if the caller has them (on a
+        cluster, a row sum is a pass over the partitions).
 
     Returns
     -------
@@ -427,7 +438,7 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=
     """
     V = cooc.num_terms
     K = int(num_topics)
-    active = cooc.row_sums() > 0
+    active = cooc.row_sums() > 0 if active is None else np.asarray(active, dtype=bool)
     num_active = int(active.sum())
     if num_active < K:
         raise ValueError(
@@ -477,12 +488,42 @@ def _gram_distance(Y1, Y2):
     return math.sqrt(max(a + b - 2 * c, 0.0)), math.sqrt(a)
 
 
-def _negative_block(Y, large):
-    """:math:`G = \\max(0, -Y Y_L^T)` (V x l, float32) for the words L of largest norm."""
-    G = Y @ Y[large].T
-    np.minimum(G, 0.0, out=G)
-    np.negative(G, out=G)
-    return G.astype(np.float32)
+def _negative_block(Y, large, rows=_BLOCK_ROWS):
+    """:math:`G = \\max(0, -Y Y_L^T)` (V x l, float32) for the words L of largest norm.
+
+    Computed in float64 by blocks of ``rows`` rows, so that only the float32 result is V x l
+    (a float64 V x l product and its copy took 1.3 GB on 20 Newsgroups' raw vocabulary).
+    """
+    Y_large = Y[large].T
+    G = np.empty((Y.shape[0], len(large)), dtype=np.float32)
+    for lo in range(0, Y.shape[0], rows):
+        block = Y[lo:lo + rows] @ Y_large
+        np.minimum(block, 0.0, out=block)
+        np.negative(block, out=block)
+        G[lo:lo + rows] = block
+    return G
+
+
+def large_count(num_topics, num_terms, num_active):
+    """l, the words of largest norm whose negative entries ENN removes.
+
+    :math:`\\lceil 20 K \\ln K\\rceil` (:data:`ENN_LARGE_FACTOR`), lowered so that the V x l
+    float32 block holds at most :data:`ENN_BLOCK_ENTRIES` entries, but never below the authors'
+    :math:`\\lceil 5K\\ln K\\rceil`; at most the N words with co-occurrences.
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> from gensim_anchor.rectify import large_count
+        >>> large_count(50, 6906, 6906), large_count(50, 111915, 111915)   # KOS; raw 20NG
+        (3913, 1199)
+
+    """
+    per_k_ln_k = num_topics * math.log(max(num_topics, 2))
+    wanted = math.ceil(ENN_LARGE_FACTOR * per_k_ln_k)
+    floor = math.ceil(5 * per_k_ln_k)
+    return int(min(num_active, max(floor, min(wanted, ENN_BLOCK_ENTRIES // max(num_terms, 1)))))
 
 
 def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num_large=None,
@@ -502,7 +543,8 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
         Y_{t+1}Y_{t+1}^T = \\Pi_{\\mathrm{PSD}_K}\\Big(Y_tY_t^T + E + \\frac{w}{N^2}\\mathbf e\\mathbf e^T\\Big),
 
     with :math:`\\mathbf e` the indicator of the N words with co-occurrences and
-    :math:`l = \\lceil 5K\\ln K\\rceil` as the authors. The operator is applied to thin blocks
+    l from :func:`large_count` (four times the authors' :math:`\\lceil 5K\\ln K\\rceil` where the
+    V x l block stays within :data:`ENN_BLOCK_ENTRIES`). The operator is applied to thin blocks
     only: E as the dense V x l block :math:`\\max(0, -YY_L^T)` (float32) and its transpose.
     The projection is one step of warm-started subspace iteration with Rayleigh-Ritz on a
     block of K + max(10, K/2) vectors per iteration (the authors run ``eigs`` to convergence;
@@ -520,7 +562,7 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     max_iter, tol :
         Cap and tolerance (default :data:`ENN_TOL`); ``converged`` is False at the cap.
     num_large : int, optional
-        l (default :math:`\\lceil 5K\\ln K\\rceil`, at most N).
+        l (default :func:`large_count`, at most N).
     seed : int
         Seed of the oversampling columns of the first block.
 
@@ -538,7 +580,7 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     V, K = U.shape
     e = np.asarray(active, dtype=np.float64)
     N = max(float(e.sum()), 1.0)
-    l = int(min(N, math.ceil(5 * K * math.log(max(K, 2)))) if num_large is None else min(N, num_large))
+    l = large_count(K, V, int(N)) if num_large is None else int(min(N, num_large))
     b = min(int(N), K + max(_MIN_OVERSAMPLE, K // 2))
     Y0 = U * np.sqrt(np.maximum(values, 0.0))
     rng = np.random.default_rng(seed)
@@ -550,17 +592,18 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
         small = np.ones(V, dtype=bool)
         small[large] = False
         G = _negative_block(Y, large)
-        G_small = G[small]
         # E = G on the columns L, and its transpose on the rows L outside the block L x L;
-        # its sum is the negative mass left where it matters (the residual).
-        residual = float(G.sum(dtype=np.float64) + G_small.sum(dtype=np.float64))
+        # its sum is the negative mass left where it matters (the residual). The rows outside
+        # L enter through a mask, not a copy of G (V x l, the largest array here).
+        total = G.sum(dtype=np.float64)
+        residual = float(2.0 * total - G[large].sum(dtype=np.float64))
         if residual <= tol or it >= max_iter:
             break
         ones_Y = e @ Y
         w = 1.0 - float(ones_Y @ ones_Y) - residual
         Z = Y @ (Y.T @ basis)
         Z += G @ basis[large].astype(np.float32)
-        Z[large] += G_small.T @ basis[small].astype(np.float32)
+        Z[large] += G.T @ (basis * small[:, None]).astype(np.float32)
         Z += (w / N ** 2) * np.outer(e, e @ basis)
         T = basis.T @ Z
         theta, W = np.linalg.eigh((T + T.T) / 2)
@@ -655,8 +698,8 @@ def rectify_lowrank(cooc, num_topics, *, max_iter=RECTIFY_MAX_ITER, tol=None, se
     (LowRankCooccurrence, ENNRectification)
         The statistics of the rectified Q (the per-word counts as in ``cooc``) and the outcome.
     """
-    compression = compress(cooc, num_topics, seed=seed)
     active = cooc.row_sums() > 0
+    compression = compress(cooc, num_topics, seed=seed, active=active)
     result = rectify_enn(compression, active, max_iter=max_iter, tol=tol, seed=seed)
     # The words without co-occurrences keep zero rows: rectify_enn works on the active ones.
     rectified = LowRankCooccurrence(num_terms=cooc.num_terms, num_docs=cooc.num_docs,

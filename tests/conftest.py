@@ -26,6 +26,20 @@ from gensim_anchor import synthetic  # noqa: E402
 # E[W W^T] of Dirichlet proportions: the package's (checked by Monte Carlo in test_synthetic.py).
 dirichlet_second_moment = synthetic.dirichlet_second_moment
 
+@pytest.fixture(scope='module')
+def client():
+    """A LocalCluster of two worker processes for one test module (a module may kill one of
+    its workers), and a Client that is not the default one: tests that rely on a default client
+    say so (``client.as_current()``)."""
+    distributed = pytest.importorskip('distributed')
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
 #: ../shared/data relative to the repository root; tests that need it skip when it is absent.
 DATA_DIR = Path(__file__).resolve().parents[2] / 'shared' / 'data'
 

@@ -15,17 +15,6 @@ from gensim_anchor.distributed import (  # noqa: E402
 
 
 @pytest.fixture(scope='module')
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    # Not the default client: tests that rely on a default one say so (client.as_current()).
-    client = distributed.Client(cluster, set_as_default=False)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope='module')
 def corpus():
     rng = np.random.default_rng(0)
     A, _ = separable_topics(rng, 300, 5)
@@ -115,6 +104,20 @@ def test_same_seed_same_topics_as_one_machine(client, corpus, local_model):
     assert len(model._sample.docs) == min(model.alpha_sample, len(corpus))
     assert model._sample.seen == len(corpus)
     assert np.all(model.alpha > 0)
+
+
+def test_compressed_rectification_runs_on_the_partitions_and_matches_one_machine(client, corpus):
+    """rectify=True (Lee et al. 2021) uses only products of Q with thin blocks: on a Dask
+    corpus they are maps over the partitions, and the rectified fit is the one-machine fit."""
+    local = fit(corpus, rectify=True, alpha='symmetric')
+    model = fit(as_bag(corpus), client=client, rectify=True, alpha='symmetric')
+    assert model._cooccurrence.mode == 'distributed'
+    assert model.timings['rectify'] > 0 and local.timings['rectify'] > 0
+    np.testing.assert_array_equal(model.anchors, local.anchors)
+    np.testing.assert_allclose(model.get_topics(), local.get_topics(), rtol=0, atol=1e-5)
+    # and rectification changed the fit (it is not silently skipped on a cluster)
+    plain = fit(as_bag(corpus), client=client, alpha='symmetric')
+    assert np.abs(plain.get_topics() - model.get_topics()).max() > 1e-4
 
 
 def test_bag_uses_the_default_client_and_needs_one(client, corpus):

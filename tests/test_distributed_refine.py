@@ -25,16 +25,6 @@ FIXED = dict(num_sweeps=8, burn_in=4)
 
 
 @pytest.fixture(scope='module')
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster, set_as_default=False)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope='module')
 def data():
     """A semi-synthetic corpus (2,000 training documents of 50 tokens, 200 held out), its true
     topics, and the anchor fit that starts every refinement."""

@@ -162,8 +162,8 @@ def test_collapsed_sweep_draws_every_token_from_its_collapsed_conditional():
         n_k = np.bincount(z_old[others], minlength=num_topics)
         p = (n_dk + alpha) * (n_kw + eta) / (n_k + num_terms * eta)
         expected[n] = p / p.sum()
-    counts, sweep = hybrid._sweep_fn('collapsed', num_docs, num_terms, num_topics, False,
-                                     (0, len(doc)))
+    counts, sweep = hybrid._compiled_sweep('collapsed', num_docs, num_terms, num_topics, False,
+                                           (0, len(doc)))
     doc_j, word_j, z_j = jnp.asarray(doc), jnp.asarray(word), jnp.asarray(z_old)
     n_dk, n_kw = counts(doc_j, word_j, z_j)
     draws = jax.jit(jax.vmap(lambda key: sweep(key, doc_j, word_j, z_j, n_dk, n_kw,
@@ -185,7 +185,7 @@ def test_collapsed_substeps_update_each_slice_and_keep_the_counts_consistent():
     assert np.all(np.diff(order[:7]) > 0)  # stable: document order within a sub-step
     rng = np.random.default_rng(1)
     doc, word = jnp.asarray(doc[order]), jnp.asarray(rng.integers(0, 6, 15).astype(np.int32))
-    counts, sweep = hybrid._sweep_fn('collapsed', 4, 6, 3, True, offsets)
+    counts, sweep = hybrid._compiled_sweep('collapsed', 4, 6, 3, True, offsets)
     z = jnp.zeros(15, jnp.int32)
     n_dk, n_kw = counts(doc, word, z)
     alpha = jnp.full(3, 0.5, jnp.float32)

@@ -287,3 +287,16 @@ def test_a_model_saved_with_the_old_rectify_true_loads_as_ap(noisy, tmp_path):
     model.rectify = True  # what rectify=True stored before 'enn' existed: the AP
     model.save(str(tmp_path / 'old'))
     assert AnchorModel.load(str(tmp_path / 'old')).rectify == 'ap'
+
+
+def test_negative_block_by_row_blocks_is_the_whole_product():
+    """The V x l negative part of Y Y_L^T is built by row blocks (memory): the same numbers as
+    the whole product, float32, zero where the product is nonnegative."""
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((50, 4))
+    large = np.array([7, 3, 40])
+    whole = np.maximum(-(Y @ Y[large].T), 0.0).astype(np.float32)
+    blocked = rectify_module._negative_block(Y, large, rows=7)
+    assert blocked.dtype == np.float32 and blocked.shape == (50, 3)
+    np.testing.assert_array_equal(blocked, whole)
+    assert (blocked == 0).any() and (blocked > 0).any()
