@@ -209,12 +209,22 @@ def _layout(doc, word, num_docs, num_terms, substeps):
     return pad_doc.ravel(), pad_word.ravel(), num_padded, tuple(range(0, substeps * length + 1, length))
 
 
+class _Documents:
+    """A partition's documents as a ``dask.delayed`` object, computed by the task that starts
+    the partition (opaque to Dask, which would otherwise pass the Delayed object itself)."""
+
+    def __init__(self, delayed):
+        self.delayed = delayed
+
+
 def _start_partition(docs, index, num_terms, start_t, key, sweep, substeps, chunksize):
     """A partition's state: its tokens, their first topics drawn from ``start_t`` (V x K,
     p(z | w) up to a constant per word) and its document-topic counts."""
     import jax
     import jax.numpy as jnp
     _compile_cache.enable()
+    if isinstance(docs, _Documents):
+        docs = docs.delayed.compute(scheduler='sync')
     doc, word, num_docs = _parse_partition(docs, index, num_terms, chunksize)
     if not len(doc):
         return _PartitionState(index, num_docs, 0, None, None, None, None, None, sweep)
@@ -356,20 +366,21 @@ class _Partitions:
         return min(workers, key=lambda w: (load[w], w))
 
     def _raw(self, p, worker):
-        """A future of partition p's documents, computed on ``worker`` where possible."""
-        import uuid
+        """Partition p's documents for a start task on ``worker``: a future, or a
+        :class:`_Documents` that the task computes itself."""
         from dask.delayed import Delayed
-        from dask.graph_manipulation import clone
-        from distributed import Future
+        from distributed import Future, futures_of
         source = self.sources[p]
         if isinstance(source, Future):
             return source
         if isinstance(source, Delayed):
-            # Fresh keys each time: a bag's keys are deterministic, and a task the scheduler
-            # still knew from an earlier placement kept that placement's restriction to a
-            # worker since lost (it waited for it forever).
-            return self.client.compute(clone(source, seed=uuid.uuid4().hex), workers=[worker],
-                                       allow_other_workers=True)
+            if futures_of(source):  # built on data already on the cluster: Dask computes it
+                return self.client.compute(source)
+            # Computed inside the start task, on its worker: the documents never become Dask
+            # data (no copy between workers, none kept after parsing), and no task key outlives
+            # the start (a bag's keys are deterministic, and a key computed for a worker since
+            # lost kept that worker as its restriction: a rebuild waited for it forever).
+            return _Documents(source)
         return self.client.scatter([list(source)], workers=[worker], hash=False)[0]
 
     # -- rounds ----------------------------------------------------------------------------
@@ -458,8 +469,8 @@ class _Partitions:
             lost = {p for p in parts if self.where[p] not in shared}
             todo = sorted(set(parts) - lost)
             # In waves of two partitions per worker: the documents of a partition, as Python
-            # lists, take several times its state, and submitted all at once a worker read every
-            # partition before starting one (5 x 10^7 tokens peaked at 5.8 GB on one worker).
+            # lists, take several times its state, and read all at once a worker held every
+            # partition's documents before starting one (5 x 10^7 tokens: 5.8 GB on one worker).
             wave = 2 * max(len(shared), 1)
             for lo in range(0, len(todo), wave):
                 batch = {}
@@ -474,7 +485,6 @@ class _Partitions:
                         _start_partition, raw, p, self.num_terms, shared[worker], key, sweep,
                         self.substeps, self.chunksize, workers=[worker], allow_other_workers=False,
                         pure=False)
-                    del raw  # released once its partition has started
                 lost |= self._collect(batch, fetch=False)[1]
                 futures.update(batch)
             for p in parts:
