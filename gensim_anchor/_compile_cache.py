@@ -67,9 +67,8 @@ ENV_VAR = 'GENSIM_ANCHOR_CACHE_DIR'
 #: The environment variable that sets the size, in megabytes, above which the cache directory is
 #: pruned (default :data:`DEFAULT_MAX_MB`).
 MAX_MB_VAR = 'GENSIM_ANCHOR_CACHE_MAX_MB'
-#: A default fit of KOS, its Gibbs refinement and inference stored 11 programs, 2.3 MB (on a
-#: CPU); every new package version, JAX version or corpus shape adds its own, so the directory
-#: is kept to this size.
+#: Every new package version, JAX version or corpus shape adds its own programs, so the
+#: directory is kept to this size.
 DEFAULT_MAX_MB = 512
 _OFF = ('', 'off', '0', 'false', 'no', 'none')
 

@@ -73,16 +73,14 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-from gensim import utils
 
 from . import _compile_cache
-from ._bow import parse_chunk
 from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
                         REFINE_MIN_BURN_IN, REFINE_TOL)
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
-from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _layout,
-                     _settled)
+from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _flatten,
+                     _layout, _settled, _start_topics)
 
 logger = logging.getLogger(__name__)
 
@@ -164,22 +162,12 @@ class _PartitionState:
 
 
 def _parse_partition(docs, index, num_terms, chunksize):
-    """(document index, word id) per token of a partition's documents, checked; and the number
-    of documents."""
-    doc, word = [], []
-    num_docs = 0
+    """(document index, word id) per token of a partition's documents, checked
+    (:func:`~gensim_anchor.hybrid._flatten`); and the number of documents."""
     try:
-        for chunk in utils.grouper(docs, chunksize):
-            lengths, ids, counts = parse_chunk(chunk, num_terms, num_docs)
-            counts = counts.astype(np.int64)
-            pair_doc = np.repeat(np.arange(num_docs, num_docs + len(chunk), dtype=np.int32), lengths)
-            doc.append(np.repeat(pair_doc, counts))
-            word.append(np.repeat(ids.astype(np.int32), counts))
-            num_docs += len(chunk)
+        return _flatten(docs, num_terms, chunksize)
     except (TypeError, ValueError) as err:
         raise type(err)("partition %d: %s" % (index, err)) from None
-    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
-    return cat(doc), cat(word), num_docs
 
 
 class _Documents:
@@ -277,13 +265,6 @@ def _statistics_of(state, alpha, log_joint):
 # ----------------------------------------------------------------------------------------------
 # The client side
 # ----------------------------------------------------------------------------------------------
-
-def _start_topics(topics, weights):
-    """V x K float32: p(z | w) up to a constant per word, from topics (K x V) and p(z)."""
-    start_t = topics.T * weights[None, :]
-    start_t /= np.maximum(start_t.max(axis=1, keepdims=True), 1e-300)
-    return start_t.astype(np.float32)
-
 
 def _mean_topics(n_kw, eta):
     """The posterior mean p(w | z) of the counts, (K, V) float64."""

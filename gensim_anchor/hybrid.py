@@ -128,20 +128,10 @@ class GibbsResult(NamedTuple):
     log_joint: np.ndarray = np.zeros((0, 2))
 
 
-def _tokens(corpus, num_terms, chunksize=10000):
-    """Flatten a bag-of-words corpus into token arrays (document index, word id).
-
-    Documents are parsed and checked a chunk at a time by the co-occurrence pass's parser; a
-    :class:`~gensim_anchor._bow.DocumentStore` (kept by that pass) is already parsed.
-    """
-    if isinstance(corpus, DocumentStore):
-        doc, word = corpus.tokens()
-        if not len(doc):
-            raise ValueError("the corpus has no tokens to sample")
-        if word.max() >= num_terms:
-            raise ValueError("the documents hold word id %d, outside the topics' %d terms"
-                             % (int(word.max()), num_terms))
-        return doc, word, corpus.num_docs
+def _flatten(corpus, num_terms, chunksize=10000):
+    """Token arrays (document index, word id; int32) and the number of documents of a
+    bag-of-words corpus, parsed and checked a chunk at a time by the co-occurrence pass's parser
+    (:func:`~gensim_anchor._bow.parse_chunk`). Empty is allowed (a Dask partition may be)."""
     docs, words, counts = [], [], []
     num_docs = 0
     for chunk in utils.grouper(corpus, chunksize):
@@ -150,10 +140,35 @@ def _tokens(corpus, num_terms, chunksize=10000):
         words.append(ids.astype(np.int32))
         counts.append(cs.astype(np.int64))
         num_docs += len(chunk)
-    counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-    if not counts.sum():
-        raise ValueError("the corpus has no tokens to sample")
+    if not counts:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), num_docs
+    counts = np.concatenate(counts)
     return np.repeat(np.concatenate(docs), counts), np.repeat(np.concatenate(words), counts), num_docs
+
+
+def _tokens(corpus, num_terms, chunksize=10000):
+    """Flatten a bag-of-words corpus into token arrays (document index, word id), by
+    :func:`_flatten`; a :class:`~gensim_anchor._bow.DocumentStore` (kept by the co-occurrence
+    pass) is already parsed. A corpus without tokens is an error."""
+    if isinstance(corpus, DocumentStore):
+        doc, word = corpus.tokens()
+        num_docs = corpus.num_docs
+        if len(doc) and word.max() >= num_terms:
+            raise ValueError("the documents hold word id %d, outside the topics' %d terms"
+                             % (int(word.max()), num_terms))
+    else:
+        doc, word, num_docs = _flatten(corpus, num_terms, chunksize)
+    if not len(doc):
+        raise ValueError("the corpus has no tokens to sample")
+    return doc, word, num_docs
+
+
+def _start_topics(topics, weights):
+    """V x K float32: p(z | w) up to a constant per word, from topics (K x V) and p(z), the first
+    assignments' weights (each token's topic drawn from its word's row)."""
+    start_t = topics.T * weights[None, :]
+    start_t /= np.maximum(start_t.max(axis=1, keepdims=True), 1e-300)
+    return start_t.astype(np.float32)
 
 
 def _minka_alpha(alpha, n_dk, iterations=5):
@@ -346,6 +361,8 @@ def _settled(checks, tol):
 def _substep_order(doc, num_docs, substeps):
     """Token order and sub-step boundaries: the n-th token of a document goes to sub-step
     n mod ``substeps``, so each sub-step holds 1/substeps of every document."""
+    if substeps == 1:  # one slice, in document order: nothing to sort
+        return np.arange(len(doc)), (0, len(doc))
     starts = np.searchsorted(doc, np.arange(num_docs))
     step = (np.arange(len(doc)) - starts[doc]) % substeps
     order = np.argsort(step, kind='stable')
@@ -514,10 +531,8 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     key = jax.random.PRNGKey(seed)
     key, k0 = jax.random.split(key)
     # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
-    start_t = topics.T * weights[None, :]
-    start_t /= np.maximum(start_t.max(axis=1, keepdims=True), 1e-300)
     doc_j, word_j = jnp.asarray(doc), jnp.asarray(word)
-    z = _first_topics(k0, jnp.asarray(start_t, jnp.float32), word_j)
+    z = _first_topics(k0, jnp.asarray(_start_topics(topics, weights)), word_j)
     n_dk, n_kw = counts(doc_j, word_j, z)
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
