@@ -387,7 +387,9 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 # where T is rank-deficient on a word's support (a rare word), far below any step that matters.
 _KL_RIDGE = 1e-12
 # Trial steps of the line search: a0, a0/2, ..., a0/2^(n-1), with a0 = 1 after a decrease
-# and 2^-n times the last a0 after a failure; _MAX_FAILS failures in a row: stalled.
+# and 2^-n times the last a0 after a failure. A failed search is followed, in the same
+# iteration, by a pairwise step (_kl_pairwise_update); _MAX_FAILS iterations in a row where
+# neither decreases f: stalled.
 _KL_LINE_STEPS = 8
 # The quadratic model's active-set method starts from x without its entries below this
 # fraction of max(x) (a guess of the optimal face; the result does not depend on it).
@@ -687,8 +689,10 @@ def eg_solve_kl(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
     iteration minimises the K-dimensional quadratic model of KL on the simplex exactly by
     an active-set method and searches along the step; it starts from the word's RecoverL2
     weights and stops by the exponentiated-gradient method's duality-gap test
-    :math:`\\lambda^T x < \\epsilon`. Columns that no anchor row reaches are left out (their
-    term is +inf for every x).
+    :math:`\\lambda^T x < \\epsilon`. Where no step of the line search decreases f (a column
+    with :math:`p_j` near 0 makes the curvature enormous), a pairwise step between the
+    coordinates of smallest and largest gradient takes over (:func:`_kl_pairwise_update`).
+    Columns that no anchor row reaches are left out (their term is +inf for every x).
 
     Parameters
     ----------
