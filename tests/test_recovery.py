@@ -640,7 +640,7 @@ def test_newton_kl_pairwise_fallback_closes_gaps_newton_cannot():
     np.testing.assert_allclose(result.gap, gaps, rtol=1e-6, atol=1e-14)
 
     # The same solve as eg_solve_kl's (rows padded as there, the same lanes: the batched float32
-    # Hessian products depend on the shapes), without the fallback.
+    # Hessian products depend on the shapes), with the whole line search but no pairwise step.
     padded = np.vstack([B, np.zeros((-len(B) % recovery._ROW_BUCKET, B.shape[1]))])
 
     @functools.partial(jax.jit, static_argnames='lanes')
@@ -650,7 +650,9 @@ def test_newton_kl_pairwise_fallback_closes_gaps_newton_cannot():
         finished = lambda st: (st.gap < eps) | (st.n_iter >= 1000) | st.stalled
         return recovery._pool_solve(functools.partial(recovery._kl_newton_init, T, TT),
                                     functools.partial(recovery._kl_newton_update, T, TT), finished,
-                                    (B, X0), n, lanes)
+                                    (B, X0), n, lanes,
+                                    fallback=functools.partial(recovery._kl_line_search, T,
+                                                               pairwise=False))
 
     with jax.enable_x64(True):
         _, _, old_gap = without_fallback(T, padded, recovery._kl_start(T, padded), np.int64(len(B)),
