@@ -109,15 +109,19 @@ REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 
 #:   busy by a small pool; an accelerator needs thousands of lanes (4,096 in the H200 runs of
 #:   benchmarks/results/gpu_h200_kos_20ng.log).
 #: * ``eg_steps``: EG iterations between two checks of the lane pool.
+#: * ``pair_lanes``, ``pair_steps``: the same for RecoverL2's pairwise solver (its steps cost
+#:   O(K), so a CPU pool is narrower and checks less often).
 #: * ``kl_lanes``: lanes of RecoverKL's projected Newton pool.
 #: * ``kl_block_entries``: entries of Q-bar (block_rows x V) in one RecoverKL block: 64 MB in
 #:   float64 on a CPU, 2 GB on an accelerator (a block must hold a pool of lanes).
 #: * ``gibbs_token_block``: tokens per block of the sampler's inverse-CDF draw (a CPU keeps a
 #:   block in cache).
 BACKEND_TUNING = {
-    'cpu': dict(eg_lanes=128, eg_steps=1, kl_lanes=64, kl_block_entries=1 << 23,
+    'cpu': dict(eg_lanes=128, eg_steps=1, pair_lanes=32, pair_steps=8, kl_lanes=64,
+                kl_block_entries=1 << 23,
                 gibbs_token_block=1 << 13),
-    'accelerator': dict(eg_lanes=4096, eg_steps=16, kl_lanes=1024, kl_block_entries=1 << 28,
+    'accelerator': dict(eg_lanes=4096, eg_steps=16, pair_lanes=4096, pair_steps=16,
+                        kl_lanes=1024, kl_block_entries=1 << 28,
                         gibbs_token_block=1 << 18),
 }
 

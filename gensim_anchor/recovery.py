@@ -284,6 +284,91 @@ def _l2_value_and_grad(XX, xy, x):
     return jnp.dot(x, XXx) - 2.0 * jnp.dot(xy, x), 2.0 * (XXx - xy)
 
 
+class PairState(NamedTuple):
+    """State of one RecoverL2 problem in the pairwise solver (batched: a lane axis in front)."""
+    x: jax.Array        # (K,) current point on the simplex
+    g: jax.Array        # (K,) gradient 2 (XX x - xy), updated by each step
+    n_iter: jax.Array   # steps taken
+    gap: jax.Array      # duality gap lambda^T x at x
+    stalled: jax.Array  # the last step moved nothing (float64 cannot resolve a decrease)
+
+
+def _l2_pairwise_init(XX, row):
+    """State at the start ``x0`` of the problem ``row = (xy, x0, n_iter0)``."""
+    xy, x0, it0 = row
+    g = 2.0 * (XX @ x0 - xy)
+    return PairState(x0, g, it0, _gap(x0, g), jnp.array(False))
+
+
+def _l2_pairwise_update(XX, eps, max_iter, steps, row, st):
+    """Up to ``steps`` pairwise steps on :math:`f(x) = x^T XX x - 2 xy^T x` over the simplex.
+
+    Each step moves mass from the support coordinate i of largest gradient to the coordinate
+    j that promises the largest decrease, :math:`(g_i - g_j)^2 / c_{ij}` with the curvature
+    :math:`c_{ij} = XX_{ii} + XX_{jj} - 2XX_{ij}` along :math:`e_j - e_i` (the second-order
+    working-set selection of LIBSVM, Fan, Chen & Lin 2005), by the exact minimiser
+    :math:`t = (g_i - g_j) / 2c_{ij}` along that line, clipped to :math:`x_i`: a coordinate
+    leaves the support exactly when the clip binds. A step costs O(K) (two rows of XX update
+    the gradient), against O(K^2) for an EG iteration. A problem stops stepping once it is
+    finished (gap below ``eps``, ``max_iter`` steps, or a step that changes nothing), so the
+    number of steps between two checks of the pool does not change any result.
+    """
+    del row  # the linear term enters only through the gradient
+    diag = jnp.diagonal(XX)
+
+    def step(_, st):
+        x, g = st.x, st.g
+        go = (st.gap >= eps) & (st.n_iter < max_iter) & ~st.stalled
+        i = jnp.argmax(jnp.where(x > 0, g, -jnp.inf))
+        drop = g[i] - g
+        curv = jnp.maximum(diag[i] + diag - 2.0 * XX[i], 0.0)
+        j = jnp.argmax(jnp.where(drop > 0, drop * drop / jnp.maximum(curv, 1e-300), -1.0))
+        # A flat direction (curvature 0) is linear and descending: all of x_i moves.
+        t = jnp.clip(drop[j] / jnp.maximum(2.0 * curv[j], 1e-300), 0.0, x[i])
+        t = jnp.where(go & (drop[j] > 0), t, 0.0)
+        # x_i - t is exactly 0 when the clip binds; the maximum guards the rounding otherwise.
+        x_new = jnp.maximum(x.at[i].add(-t).at[j].add(t), 0.0)
+        g_new = g + (2.0 * t) * (XX[j] - XX[i])
+        moved = jnp.any(x_new != x)
+        return PairState(jnp.where(moved, x_new, x), jnp.where(moved, g_new, g),
+                         st.n_iter + go, jnp.where(moved, _gap(x_new, g_new), st.gap),
+                         st.stalled | (go & ~moved))
+
+    return jax.lax.fori_loop(0, steps, step, st)
+
+
+def _l2_exact_gap(XX, XY, x):
+    g = 2.0 * (x @ XX - XY)
+    return jnp.einsum('ik,ik->i', x, g - jnp.min(g, axis=1, keepdims=True))
+
+
+@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
+def _solve_l2_pairwise(XX, XY, eps, max_iter, lanes, steps):
+    """Pairwise RecoverL2 for every row of XY, from the best vertex of the simplex, in a lane
+    pool. The gradient is carried from step to step, so the converged words are checked
+    again with the gradient recomputed; the few that then miss eps (rounding) go on from there
+    in a second pool."""
+    n = XY.shape[0]
+    finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
+    init = functools.partial(_l2_pairwise_init, XX)
+    update = functools.partial(_l2_pairwise_update, XX, eps, max_iter, steps)
+    vertex = jnp.argmin(jnp.diagonal(XX)[None, :] - 2.0 * XY, axis=1)
+    X0 = jax.nn.one_hot(vertex, XX.shape[0], dtype=XY.dtype)
+    zero = jnp.zeros(n, int)
+    x, it, _ = _pool_solve(init, update, finished, (XY, X0, zero), n, lanes)
+    gap = _l2_exact_gap(XX, XY, x)
+    again = (gap >= eps) & (it < max_iter)
+    order = jnp.argsort(~again, stable=True)  # the words to go on with, first
+    x2, it2, _ = _pool_solve(init, update, finished, (XY[order], x[order], it[order]),
+                             jnp.sum(again), lanes)
+    back = jnp.argsort(order)  # the inverse permutation
+    redo = back < jnp.sum(again)
+    x = jnp.where(redo[:, None], x2[back], x)
+    it = jnp.where(redo, it2[back], it)
+    x = x / jnp.sum(x, axis=1, keepdims=True)
+    return x, it, _l2_exact_gap(XX, XY, x)
+
+
 def _kl_value_and_grad(T, b, x):
     # KL(b || x^T T) up to the constant sum b log b; only columns with b_j > 0 contribute.
     p = x @ T
@@ -307,6 +392,7 @@ def _solve_kl_eg(T, B, eps, max_iter, lanes, steps):
 
 # Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
 _solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'))
+_solve_l2_pairwise = stored_jit(_solve_l2_pairwise, ('lanes', 'steps'))
 
 
 def kl_block_size(num_words, num_terms):
@@ -343,6 +429,58 @@ def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
         x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
                                **_pool())
+        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
+
+
+def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
+    """RecoverL2's problems for many words at once, by pairwise steps: the default solver.
+
+    The same problems as :func:`eg_solve_l2`, :math:`\\min_x x^T XX x - 2 XY_i^T x` on the
+    simplex, and the same stopping test (duality gap :math:`\\lambda^T x < \\epsilon`), solved
+    by sequential minimal optimisation (:func:`_l2_pairwise_update`): from the best vertex,
+    each step moves mass between two coordinates by the exact minimiser along that line. A
+    step costs O(K) against O(K^2) for an EG iteration, and the support is found in a few
+    dozen steps; the objective is strictly convex when the anchor rows are independent, so
+    both solvers approach the same minimiser (within the gap tolerance). The returned gap is
+    recomputed from the final weights, not carried.
+
+    Parameters
+    ----------
+    XX : array_like, shape (K, K)
+        :math:`\\bar Q_S \\bar Q_S^T`.
+    XY : array_like, shape (n, K)
+        Row i is :math:`\\bar Q_S \\bar Q_i^T`.
+    eps, max_iter : float, int
+        Duality-gap tolerance and cap on steps per word.
+
+    Returns
+    -------
+    RecoverResult
+        ``n_iter`` counts pairwise steps (0 for a word whose best vertex is optimal).
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor.recovery import pairwise_solve_l2
+        >>> XX = np.array([[1.0, 0.2], [0.2, 1.0]])
+        >>> target = 0.3 * XX[0] + 0.7 * XX[1]
+        >>> result = pairwise_solve_l2(XX, target[None, :], eps=1e-14)
+        >>> np.round(result.weights, 6).tolist(), bool(result.converged[0])
+        ([[0.3, 0.7]], True)
+
+    """
+    XY = np.asarray(XY, dtype=np.float64)
+    n = XY.shape[0]
+    if n == 0:
+        return _empty_result(np.shape(XX)[0])
+    XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
+    row = tuning(jax.default_backend())
+    with jax.enable_x64(True):
+        x, it, gap = _solve_l2_pairwise(np.asarray(XX, np.float64), XY, np.float64(eps),
+                                        np.int64(max_iter), lanes=row['pair_lanes'],
+                                        steps=row['pair_steps'])
         return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
@@ -581,7 +719,7 @@ def _kl_pairwise_update(T, row, st):
     ill-conditioned a model can even point uphill (both seen on 20 Newsgroups, where 1.6% of
     the words stalled before this fallback). This step changes two coordinates only, exactly (it sums to zero: no
     renormalisation), so steps that small still count, and its curvature
-    :math:`\sum_j (b_j / p_j^2)(T_{ij} - T_{jj'})^2` is computed here in float64.
+    :math:`\\sum_j (b_j / p_j^2)(T_{ij} - T_{jj'})^2` is computed here in float64.
     """
     b, _ = row
     pos = b > 0
@@ -702,7 +840,7 @@ def _kl_start(T, B):
     """Starts of the Newton solver: each word's RecoverL2 weights (loosely solved), mixed with
     a little of the simplex's centre so that every column some anchor reaches has p > 0."""
     K = T.shape[0]
-    warm = eg_solve_l2(T @ T.T, B @ T.T, _KL_WARM_EPS, _KL_WARM_MAX_ITER).weights
+    warm = pairwise_solve_l2(T @ T.T, B @ T.T, _KL_WARM_EPS, _KL_WARM_MAX_ITER).weights
     return 0.9 * warm + 0.1 / K
 
 
@@ -815,7 +953,7 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
     if loss == 'L2':
         XX = Q_S_bar @ Q_S_bar.T
         XY = cooc.matmul(Q_S_bar.T)[active] / p_w[active, None]
-        solved = eg_solve_l2(XX, XY, eps, max_iter)
+        solved = pairwise_solve_l2(XX, XY, eps, max_iter)
     else:
         solved = _recover_kl_blocks(cooc, p_w, Q_S_bar, active, eps, max_iter)
     V = cooc.num_terms

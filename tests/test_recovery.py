@@ -16,10 +16,13 @@ import scipy.optimize
 
 from gensim_anchor.anchors import DEFAULT_PROJECTION_DIM, find_anchors, project_rows, resolve_min_df
 from gensim_anchor.cooccurrence import build_cooccurrence
-from gensim_anchor.recovery import RecoverResult, eg_solve_kl, eg_solve_l2, project_simplex
+from gensim_anchor.recovery import (RecoverResult, eg_solve_kl, eg_solve_l2, pairwise_solve_l2,
+                                     project_simplex)
 
 TIGHT_EPS = 1e-12
 BIG_MAX_ITER = 20000
+#: RecoverL2's solvers: the paper's exponentiated gradient and the default pairwise one.
+L2_SOLVERS = dict(eg=eg_solve_l2, pairwise=pairwise_solve_l2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -261,22 +264,25 @@ def compare_kl(T, B, result):
     return np.array(rows)
 
 
-def check_result_shape(result, n, K, max_iter, eps):
+def check_result_shape(result, n, K, max_iter, eps, min_iter=1):
     assert isinstance(result, RecoverResult)
     assert result.weights.shape == (n, K) and result.weights.dtype == np.float64
     assert result.n_iter.shape == result.gap.shape == result.converged.shape == (n,)
     assert np.all(result.weights >= 0)
     np.testing.assert_allclose(result.weights.sum(axis=1), 1.0, rtol=0, atol=1e-12)
-    assert np.all((result.n_iter >= 1) & (result.n_iter <= max_iter))
+    assert np.all((result.n_iter >= min_iter) & (result.n_iter <= max_iter))
     assert result.converged.dtype == bool
     np.testing.assert_array_equal(result.converged, result.gap < eps)
     assert np.all(result.gap >= 0)
 
 
-def test_eg_solve_l2_matches_reference(problems):
+@pytest.mark.parametrize('solver', sorted(L2_SOLVERS))
+def test_l2_solvers_match_reference(problems, solver):
     T, B = problems
-    result = eg_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
-    check_result_shape(result, len(B), T.shape[0], BIG_MAX_ITER, TIGHT_EPS)
+    result = L2_SOLVERS[solver](T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
+    check_result_shape(result, len(B), T.shape[0], BIG_MAX_ITER, TIGHT_EPS, min_iter=0)
+    # EG stalls at rounding level above a gap of 1e-12; the pairwise steps get there.
+    assert solver == 'eg' or result.converged.all()
     stats = compare_l2(T, B, result)
     rel, dx = stats[:, 0], stats[:, 1]
     assert rel.max() <= 1e-6, "worst relative objective excess %.3g" % rel.max()
@@ -293,15 +299,16 @@ def test_eg_solve_kl_matches_reference(problems):
     assert dx.max() <= 1e-4, "worst weight error %.3g" % dx.max()
 
 
-@pytest.mark.parametrize('loss', ['L2', 'KL'])
+@pytest.mark.parametrize('loss', ['L2', 'L2-pairwise', 'KL'])
 @pytest.mark.parametrize('max_iter', [3, 30, 300])
 def test_gap_bounds_suboptimality(problems, loss, max_iter):
     """The returned gap is lambda^T x at the returned x (recomputed here) and bounds
     f(x) - f* from above, also when the solver is stopped early."""
     T, B = problems
     eps = 1e-9
-    if loss == 'L2':
-        result = eg_solve_l2(T @ T.T, B @ T.T, eps=eps, max_iter=max_iter)
+    if loss.startswith('L2'):
+        solve = L2_SOLVERS['pairwise' if loss == 'L2-pairwise' else 'eg']
+        result = solve(T @ T.T, B @ T.T, eps=eps, max_iter=max_iter)
         stats = compare_l2(T, B, result)
         grads = [l2_gradient(T, b, x) for b, x in zip(B, result.weights)]
         scale = np.array([b @ b for b in B])
@@ -310,7 +317,7 @@ def test_gap_bounds_suboptimality(problems, loss, max_iter):
         stats = compare_kl(T, B, result)
         grads = [kl_gradient(T, b, x) for b, x in zip(B, result.weights)]
         scale = np.ones(len(B))
-    check_result_shape(result, len(B), T.shape[0], max_iter, eps)
+    check_result_shape(result, len(B), T.shape[0], max_iter, eps, min_iter=int(loss != 'L2-pairwise'))
     recomputed = np.array([duality_gap(g, x) for g, x in zip(grads, result.weights)])
     np.testing.assert_allclose(result.gap, recomputed, rtol=1e-6, atol=1e-14 * scale.max())
     excess = stats[:, 2]
@@ -330,9 +337,10 @@ def test_one_iteration_is_not_converged(problems, loss):
     assert np.all(result.gap >= TIGHT_EPS)
 
 
-def test_loose_eps_converges_quickly(problems):
+@pytest.mark.parametrize('solver', sorted(L2_SOLVERS))
+def test_loose_eps_converges_quickly(problems, solver):
     T, B = problems
-    result = eg_solve_l2(T @ T.T, B @ T.T, eps=1e-6, max_iter=BIG_MAX_ITER)
+    result = L2_SOLVERS[solver](T @ T.T, B @ T.T, eps=1e-6, max_iter=BIG_MAX_ITER)
     assert result.converged.all()
     assert result.n_iter.max() < BIG_MAX_ITER
     assert np.all(result.gap < 1e-6)
@@ -340,17 +348,21 @@ def test_loose_eps_converges_quickly(problems):
 
 def test_empty_batch():
     T, _ = random_problems(0)
-    for result in (eg_solve_l2(T @ T.T, np.zeros((0, 5))), eg_solve_kl(T, np.zeros((0, 60)))):
+    for result in (eg_solve_l2(T @ T.T, np.zeros((0, 5))), pairwise_solve_l2(T @ T.T, np.zeros((0, 5))),
+                   eg_solve_kl(T, np.zeros((0, 60)))):
         assert result.weights.shape == (0, 5)
         assert result.n_iter.shape == result.gap.shape == result.converged.shape == (0,)
 
 
-@pytest.mark.parametrize('loss', ['L2', 'KL'])
+@pytest.mark.parametrize('loss', ['L2', 'L2-pairwise', 'KL'])
 def test_result_does_not_depend_on_batch_order(problems, loss):
     T, B = problems
     perm = np.random.default_rng(0).permutation(len(B))
-    solve = (lambda rows: eg_solve_l2(T @ T.T, rows @ T.T, eps=TIGHT_EPS, max_iter=2000)) \
-        if loss == 'L2' else (lambda rows: eg_solve_kl(T, rows, eps=TIGHT_EPS, max_iter=2000))
+    if loss.startswith('L2'):
+        l2 = L2_SOLVERS['pairwise' if loss == 'L2-pairwise' else 'eg']
+        solve = lambda rows: l2(T @ T.T, rows @ T.T, eps=TIGHT_EPS, max_iter=2000)
+    else:
+        solve = lambda rows: eg_solve_kl(T, rows, eps=TIGHT_EPS, max_iter=2000)
     together = solve(B)
     permuted = solve(B[perm])
     np.testing.assert_array_equal(permuted.weights, together.weights[perm])
@@ -378,15 +390,68 @@ def test_result_does_not_depend_on_batch_composition(loss):
         np.testing.assert_allclose(gap, together.gap, rtol=0.5, atol=1e-9, err_msg=name)
 
 
-def test_eg_stops_when_float64_precision_is_exhausted():
-    """eg_update's contract: when no step decreases f any more, the problem is "stalled" and
+@pytest.mark.parametrize('solver', sorted(L2_SOLVERS))
+def test_l2_stops_when_float64_precision_is_exhausted(solver):
+    """Both solvers' contract: when no step changes x any more, the problem is "stalled" and
     the lane stops. With an unreachable eps, a problem solved to rounding level must stop well
     before max_iter rather than spin until it."""
     XX = np.array([[1.0, 0.2], [0.2, 1.0]])
     XY = (0.3 * XX[0] + 0.7 * XX[1])[None, :]
-    result = eg_solve_l2(XX, XY, eps=0.0, max_iter=50000)
+    result = L2_SOLVERS[solver](XX, XY, eps=0.0, max_iter=50000)
     np.testing.assert_allclose(result.weights, [[0.3, 0.7]], atol=1e-7)
     assert result.n_iter[0] < 50000, "ran to max_iter with gap %.3g" % result.gap[0]
+
+
+def test_pairwise_l2_result_does_not_depend_on_the_pool(problems, monkeypatch):
+    """The pairwise solver's steps are elementwise and start from a vertex, whose gradient is a
+    row of XX exactly: a word's weights, steps and gap are the same bits whatever the pool's
+    width, the steps between two checks, the words solved with it and their order."""
+    import jax
+    from gensim_anchor import recovery
+    T, B = problems
+    XX, XY = T @ T.T, B @ T.T
+    base = pairwise_solve_l2(XX, XY, eps=TIGHT_EPS)
+    row = recovery.tuning(jax.default_backend())
+    for lanes, steps in ((8, 1), (128, 7), (1, 3)):
+        monkeypatch.setitem(row, 'pair_lanes', lanes)
+        monkeypatch.setitem(row, 'pair_steps', steps)
+        for index in (np.arange(len(B)), np.arange(len(B))[::-1], np.arange(3)):
+            other = pairwise_solve_l2(XX, XY[index], eps=TIGHT_EPS)
+            np.testing.assert_array_equal(other.weights, base.weights[index])
+            np.testing.assert_array_equal(other.n_iter, base.n_iter[index])
+            np.testing.assert_array_equal(other.gap, base.gap[index])
+
+
+def test_pairwise_l2_step_cap_and_vertices(problems):
+    """max_iter caps the steps exactly; a word whose row is an anchor's is solved at that
+    vertex with no step; a word stopped by the cap reports the gap at its weights."""
+    T, B = problems
+    XX = T @ T.T
+    rows = np.vstack([B, T[2]])
+    capped = pairwise_solve_l2(XX, rows @ T.T, eps=TIGHT_EPS, max_iter=3)
+    assert np.all(capped.n_iter <= 3)
+    assert np.all(capped.n_iter[~capped.converged] == 3)
+    grads = [l2_gradient(T, b, x) for b, x in zip(rows, capped.weights)]
+    np.testing.assert_allclose(capped.gap, [duality_gap(g, x) for g, x in zip(grads, capped.weights)],
+                               rtol=1e-6, atol=1e-15)
+    assert capped.n_iter[-1] == 0 and capped.converged[-1]
+    np.testing.assert_array_equal(capped.weights[-1], np.eye(len(T))[2])
+
+
+def test_pairwise_l2_with_a_repeated_anchor_row():
+    """Two identical anchor rows make XX singular and the direction between them flat
+    (curvature 0): the solver must neither divide by zero nor stall short of the optimum, and
+    the two copies together carry the weight the single row carries without the copy."""
+    T, B = random_problems(4, num_words=10, K=4)
+    twin = np.vstack([T, T[1]])
+    single = pairwise_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS)
+    double = pairwise_solve_l2(twin @ twin.T, B @ twin.T, eps=TIGHT_EPS)
+    assert double.converged.all() and np.all(np.isfinite(double.weights))
+    merged = double.weights[:, :4].copy()
+    merged[:, 1] += double.weights[:, 4]
+    np.testing.assert_allclose(merged, single.weights, rtol=0, atol=1e-5)
+    for b, x in zip(B, double.weights):
+        assert l2_objective(twin, b, x) <= l2_objective(T, b, reference_l2(T, b)) + 1e-12
 
 
 # ----------------------------------------------------------------------------------------------
@@ -479,12 +544,13 @@ def _report(stats, words):
                      for i in worst)
 
 
-def test_kos_l2_matches_reference(kos_problem):
+@pytest.mark.parametrize('solver', sorted(L2_SOLVERS))
+def test_kos_l2_matches_reference(kos_problem, solver):
     """RecoverL2 on KOS rows: the vmapped kernelised solver reaches the optimum of the full
     V-dimensional objective ||Q-bar_i - x^T Q-bar_S||^2 (float64 least-squares reference)."""
     T, B, words = kos_problem['T'], kos_problem['B'], kos_problem['words']
-    result = eg_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
-    check_result_shape(result, len(B), KOS_K, BIG_MAX_ITER, TIGHT_EPS)
+    result = L2_SOLVERS[solver](T @ T.T, B @ T.T, eps=TIGHT_EPS, max_iter=BIG_MAX_ITER)
+    check_result_shape(result, len(B), KOS_K, BIG_MAX_ITER, TIGHT_EPS, min_iter=0)
     stats = compare_l2(T, B, result)
     assert np.all(stats[:, 2] <= stats[:, 3] + 1e-15), "gap is not an upper bound"
     assert stats[:, 0].max() <= 1e-6, _report(stats, words)
@@ -628,7 +694,9 @@ def test_newton_kl_pairwise_fallback_closes_gaps_newton_cannot():
     """Where no step of Newton's line search decreases f (the step that closes the gap lies below
     the rounding of the full renormalised step), the pairwise fallback still converges: every
     word meets eps with the gap recomputed here, where the solver without the fallback leaves
-    a word short of it."""
+    a word short of it. Both start from the same points: RecoverL2's weights loosely solved by
+    EG, the start that stalled Newton on 20 Newsgroups (from the pairwise L2 solver's start,
+    eg_solve_kl's own, these problems no longer stall; its result is checked too)."""
     import functools
     import jax
     from gensim_anchor import recovery
@@ -639,9 +707,10 @@ def test_newton_kl_pairwise_fallback_closes_gaps_newton_cannot():
     assert result.converged.all() and max(gaps) < eps * (1 + 1e-6), gaps
     np.testing.assert_allclose(result.gap, gaps, rtol=1e-6, atol=1e-14)
 
-    # The same solve as eg_solve_kl's (rows padded as there, the same lanes: the batched float32
-    # Hessian products depend on the shapes), with the whole line search but no pairwise step.
+    # eg_solve_kl's solve (rows padded as there, the same lanes: the batched float32 Hessian
+    # products depend on the shapes) from the EG start, with and without the pairwise step.
     padded = np.vstack([B, np.zeros((-len(B) % recovery._ROW_BUCKET, B.shape[1]))])
+    X0 = 0.9 * eg_solve_l2(T @ T.T, padded @ T.T, 1e-6, 200).weights + 0.1 / T.shape[0]
 
     @functools.partial(jax.jit, static_argnames='lanes')
     def without_fallback(T, B, X0, n, lanes):
@@ -655,8 +724,11 @@ def test_newton_kl_pairwise_fallback_closes_gaps_newton_cannot():
                                                                pairwise=False))
 
     with jax.enable_x64(True):
-        _, _, old_gap = without_fallback(T, padded, recovery._kl_start(T, padded), np.int64(len(B)),
-                                         lanes=recovery._kl_lanes())
+        n, lanes = np.int64(len(B)), recovery._kl_lanes()
+        x, _, _ = recovery._solve_kl(T, padded, X0, n, np.float64(eps), np.int64(1000), lanes=lanes)
+        _, _, old_gap = without_fallback(T, padded, X0, n, lanes=lanes)
+    gaps = [duality_gap(kl_gradient(T, b, w), w) for b, w in zip(B, np.asarray(x))]
+    assert max(gaps) < eps * (1 + 1e-6), gaps
     assert np.max(np.asarray(old_gap)[:len(B)]) >= eps, np.asarray(old_gap)[:len(B)]
 
 

@@ -90,6 +90,12 @@ def test_the_checks_catch_a_cycle_and_a_stage_importing_the_model(tmp_path):
 # Bit for bit: checksums of fixed-seed fits computed on main (dd26012) before the restructuring
 # (issue 15). The options are pinned explicitly, so a later change of a default does not move
 # them; a change of the numerics must update them knowingly.
+# Re-pinned when RecoverL2's default solver became the pairwise one (recovery.pairwise_solve_l2):
+# both solvers stop at the same duality gap, and on these corpora the anchors are unchanged and
+# the topics moved by at most 5e-5 (the EG solutions are within the gap, not at the minimiser).
+# The L2 digests were '6b25678a68fd05d0', '24ed216d662ef5bd', '50380d7f6f848a49' (above),
+# seeded 'ed3a4552e8b7362b', refined 'b061249840167eaa', Lee '01dcef5feb539fea', KOS
+# 'b04be942834298d0'; the 'original' Recover's is unchanged.
 # ----------------------------------------------------------------------------------------------
 
 def digest(model):
@@ -110,9 +116,9 @@ PINNED = dict(loss='L2', anchor_min_df=100, random_state=0)
 
 
 @pytest.mark.parametrize('options, expected', [
-    (dict(), '6b25678a68fd05d0'),
-    (dict(q_mode='dense'), '24ed216d662ef5bd'),
-    (dict(rectify='ap'), '50380d7f6f848a49'),
+    (dict(), '4814985604e10370'),
+    (dict(q_mode='dense'), '9cbecdb6c9b494c1'),
+    (dict(rectify='ap'), '1d81e7073955936e'),
 ])
 def test_semi_synthetic_fits_are_unchanged(synthetic, options, expected):
     dictionary, corpus = synthetic
@@ -123,13 +129,13 @@ def test_seeded_and_refined_fits_are_unchanged(synthetic):
     dictionary, corpus = synthetic
     seeded = AnchorModel(corpus, num_topics=8, id2word=dictionary, anchors=[[dictionary[0], dictionary[1]]],
                          **PINNED)
-    assert digest(seeded) == 'ed3a4552e8b7362b'
+    assert digest(seeded) == '1575f20ae55f6cdb'
     refined = AnchorModel(corpus, num_topics=8, id2word=dictionary, **PINNED)
     refined.refine(corpus, 'gibbs', num_sweeps=20, burn_in=10)
     # Re-pinned when the sampler's token arrays got bucketed shapes (hybrid._layout): the padding
     # changes the random stream, not the sampler (L1 to the true topics after 40 sweeps, 4 seeds:
     # 0.0697 before, 0.0698 after). It was '4a023f7640889254'.
-    assert digest(refined) == 'b061249840167eaa'
+    assert digest(refined) == 'f99e2b9e997935d0'
 
 
 def test_lee_fits_are_unchanged():
@@ -138,7 +144,7 @@ def test_lee_fits_are_unchanged():
     dictionary.filter_extremes(no_below=2, no_above=0.5)
     corpus = [dictionary.doc2bow(t) for t in texts]
     options = dict(num_topics=10, id2word=dictionary, random_state=0, anchor_min_df=5)
-    assert digest(AnchorModel(corpus, loss='L2', **options)) == '01dcef5feb539fea'
+    assert digest(AnchorModel(corpus, loss='L2', **options)) == 'ee220ad8668dc78c'
     assert digest(AnchorModel(corpus, loss='original', **options)) == 'ccfca159408ee93c'
 
 
@@ -148,7 +154,7 @@ def test_kos_fit_is_unchanged(kos_corpus):
     vocab = UciCorpus(str(DATA_DIR / 'uci_kos' / 'docword.kos.txt.gz'),
                       str(DATA_DIR / 'uci_kos' / 'vocab.kos.txt.gz')).create_dictionary()
     model = AnchorModel(kos_corpus, num_topics=50, id2word=vocab, **PINNED)
-    assert digest(model) == 'b04be942834298d0'
+    assert digest(model) == '3a9c153c6639df3e'
 
 
 def test_a_model_saved_before_the_restructuring_loads_and_updates():
@@ -160,7 +166,10 @@ def test_a_model_saved_before_the_restructuring_loads_and_updates():
     assert np.array_equal(model.get_topics(), np.load(data / 'main_dd26012_topics.npy'))
     dictionary = Dictionary(common_texts)
     model.update([dictionary.doc2bow(t) for t in common_texts])
-    assert np.array_equal(model.get_topics(), np.load(data / 'main_dd26012_updated_topics.npy'))
+    # The update solves RecoverL2 again, now by the pairwise solver: the same gap tolerance,
+    # so the topics agree within it (they were bit for bit with the EG solver).
+    np.testing.assert_allclose(model.get_topics(), np.load(data / 'main_dd26012_updated_topics.npy'),
+                               rtol=0, atol=1e-6)
 
 
 def test_the_gpu_extra_pulls_jax_cuda_wheels():
