@@ -158,10 +158,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         RecoverL2 (kernelised squared loss, fast), RecoverKL (KL divergence over whole rows of
         Q-bar) or the original matrix-inversion Recover of Arora, Ge & Moitra (2012).
     eps : float, optional
-        Duality-gap tolerance of the exponentiated-gradient solver (default 1e-7, as the authors).
+        Duality-gap tolerance of each word's recovery (default 1e-10 for RecoverL2, whose pairwise
+        solver gets there cheaply, and 1e-7, the authors', for RecoverKL).
     max_iter : int
-        Iteration cap of the solver per word; words that hit it are counted in a log line (a
-        WARNING once they are at least 1% of the words solved, else INFO).
+        Iteration (or pairwise step) cap of the solver per word; words that hit it are counted
+        in a log line (a WARNING once they are at least 1% of the words solved, else INFO).
     anchor_min_df : {int, float}, optional
         Anchor candidates must occur in at least this many documents (int) or this fraction of
         documents (float); default ``min(100, ceil(0.05 * documents))``.
@@ -462,7 +463,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             logger.info("Recover%s: %d words, K=%d, eps=%g, median %d / max %d %s iterations in %.2fs",
                         self.loss, len(n_iter), K, rec.eps, int(np.median(n_iter)) if len(n_iter) else 0,
                         int(n_iter.max()) if len(n_iter) else 0,
-                        'Newton' if self.loss == 'KL' else 'EG', timings['recovery'])
+                        'Newton' if self.loss == 'KL' else 'pairwise', timings['recovery'])
             capped = int((~rec.solver.converged).sum())
             if capped:
                 # A handful of near-ties is no news; a real share of the vocabulary is.

@@ -14,8 +14,12 @@ normalisers are :math:`p(z)`) and :math:`R = A^+ Q A^{+T}`.
 
 The L2 objective is *kernelised*: :math:`\\|\\bar Q_i - x^T\\bar Q_S\\|^2 = \\|\\bar Q_i\\|^2
 - 2x^T(\\bar Q_S \\bar Q_i^T) + x^T(\\bar Q_S\\bar Q_S^T)x`, so each word needs only the K x K
-matrix :math:`\\bar Q_S\\bar Q_S^T` and its K-vector; all V problems are solved at once by one
-``vmap`` of the exponentiated-gradient solver :func:`eg_solve`. The kernelised objective
+matrix :math:`\\bar Q_S\\bar Q_S^T` and its K-vector. All V problems are solved at once in a
+pool of ``vmap``-ed lanes, by pairwise steps (:func:`pairwise_solve_l2`, sequential minimal
+optimisation: O(K) per step) by default; the paper's exponentiated-gradient solver
+(:func:`eg_solve`, :func:`eg_solve_l2`; O(K^2) per iteration) is kept and reaches the same
+minimiser within its tolerance. RecoverKL uses a projected Newton method
+(:func:`eg_solve_kl`). All stop by the paper's duality-gap test. The kernelised objective
 subtracts numbers of nearly equal size, so all solvers run in float64 (``jax.enable_x64``,
 scoped to the call).
 
@@ -46,7 +50,7 @@ import numpy as np
 
 from . import _validation as check
 from ._compile_cache import stored_jit
-from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, LOSSES, tuning
+from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, EG_EPS, LOSSES, tuning
 from .anchors import anchor_rows, as_groups, single_word_anchors
 
 #: How :func:`recover` computes R: the pseudo-inverse, or the diagonal method (Lee et al. 2015).
@@ -68,14 +72,14 @@ def _pool():
 
 
 class RecoverResult(NamedTuple):
-    """Per-word outcome of the exponentiated-gradient solver.
+    """Per-word outcome of a recovery solver.
 
     Attributes
     ----------
     weights : numpy.ndarray, shape (V, K)
         :math:`C = p(z \\mid w)`, rows on the simplex.
     n_iter : numpy.ndarray, shape (V,), int
-        EG iterations each word took.
+        Iterations (pairwise steps for :func:`pairwise_solve_l2`) each word took.
     gap : numpy.ndarray, shape (V,)
         Final duality gap :math:`\\lambda^T x` (an upper bound on the suboptimality).
     converged : numpy.ndarray, shape (V,), bool
@@ -100,11 +104,11 @@ class Recovery(NamedTuple):
     p_z : numpy.ndarray, shape (K,)
         p(z), sums to 1: the shape of the Dirichlet prior.
     solver : RecoverResult or None
-        Per-word convergence of EG (None for ``'original'``).
+        Per-word convergence of the solver (None for ``'original'``).
     eps : float or None
         The duality-gap tolerance used.
     solved : numpy.ndarray of int or None
-        The words whose p(z | w) EG solved (p(w) > 0, not a single-word anchor).
+        The words whose p(z | w) the solver solved (p(w) > 0, not a single-word anchor).
 
     """
     A: np.ndarray
@@ -284,6 +288,87 @@ def _l2_value_and_grad(XX, xy, x):
     return jnp.dot(x, XXx) - 2.0 * jnp.dot(xy, x), 2.0 * (XXx - xy)
 
 
+def _kl_value_and_grad(T, b, x):
+    # KL(b || x^T T) up to the constant sum b log b; only columns with b_j > 0 contribute.
+    p = x @ T
+    safe = jnp.where(b > 0, jnp.maximum(p, 1e-300), 1.0)
+    ratio = jnp.where(b > 0, b / safe, 0.0)
+    return -jnp.sum(jnp.where(b > 0, b * jnp.log(safe), 0.0)), -(T @ ratio)
+
+
+@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
+def _solve_l2(XX, XY, eps, max_iter, lanes, steps):
+    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes, quadratic=True,
+                    steps=steps)
+
+
+@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
+def _solve_kl_eg(T, B, eps, max_iter, lanes, steps):
+    """The exponentiated-gradient RecoverKL solver that :func:`eg_solve_kl` used before its
+    projected Newton method (kept for benchmarks/bench_recover_kl.py and the tests)."""
+    return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes, steps=steps)
+
+
+# Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
+_solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'))
+
+
+def kl_block_size(num_words, num_terms):
+    """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB, on a
+    CPU; 2^28 on an accelerator)."""
+    entries = tuning(jax.default_backend())['kl_block_entries']
+    return int(max(1, min(num_words, entries // max(num_terms, 1))))
+
+
+def eg_solve_l2(XX, XY, eps=EG_EPS, max_iter=DEFAULT_MAX_ITER):
+    """RecoverL2's problems for many words at once: min x^T XX x - 2 XY_i^T x on the simplex.
+
+    Parameters
+    ----------
+    XX : array_like, shape (K, K)
+        :math:`\\bar Q_S \\bar Q_S^T`.
+    XY : array_like, shape (n, K)
+        Row i is :math:`\\bar Q_S \\bar Q_i^T`.
+    eps, max_iter : float, int
+        See :func:`eg_solve`.
+
+    Returns
+    -------
+    RecoverResult
+    """
+    XY = np.asarray(XY, dtype=np.float64)
+    n = XY.shape[0]
+    if n == 0:
+        return _empty_result(np.shape(XX)[0])
+    # Zero rows up to a multiple of _ROW_BUCKET, solved last and dropped: one compilation serves
+    # word counts that differ a little (each word's result does not depend on the others).
+    XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
+    with jax.enable_x64(True):
+        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
+        x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
+                               **_pool())
+        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
+
+
+def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
+    """RecoverKL's problems by the exponentiated-gradient solver :func:`eg_solve` (the method
+    before the projected Newton one of :func:`eg_solve_kl`; same inputs and outputs, and
+    ``n_iter`` counts EG iterations)."""
+    B = np.array(B, dtype=np.float64)
+    B[:, np.sum(T, axis=0) <= 0] = 0.0  # columns no anchor row reaches, as eg_solve_kl drops them
+    if B.shape[0] == 0:
+        return _empty_result(np.shape(T)[0])
+    with jax.enable_x64(True):
+        x, it, gap = _solve_kl_eg(jnp.asarray(T, jnp.float64), jnp.asarray(B),
+                                  jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
+                                  **_pool())
+        return _result(x, it, gap, eps)
+
+
+# ----------------------------------------------------------------------------------------------
+# RecoverL2 by pairwise steps (sequential minimal optimisation), the default L2 solver.
+# ----------------------------------------------------------------------------------------------
+
 class PairState(NamedTuple):
     """State of one RecoverL2 problem in the pairwise solver (batched: a lane axis in front)."""
     x: jax.Array        # (K,) current point on the simplex
@@ -369,67 +454,8 @@ def _solve_l2_pairwise(XX, XY, eps, max_iter, lanes, steps):
     return x, it, _l2_exact_gap(XX, XY, x)
 
 
-def _kl_value_and_grad(T, b, x):
-    # KL(b || x^T T) up to the constant sum b log b; only columns with b_j > 0 contribute.
-    p = x @ T
-    safe = jnp.where(b > 0, jnp.maximum(p, 1e-300), 1.0)
-    ratio = jnp.where(b > 0, b / safe, 0.0)
-    return -jnp.sum(jnp.where(b > 0, b * jnp.log(safe), 0.0)), -(T @ ratio)
-
-
-@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
-def _solve_l2(XX, XY, eps, max_iter, lanes, steps):
-    return eg_solve(_l2_value_and_grad, XX, XY, XX.shape[0], eps, max_iter, lanes, quadratic=True,
-                    steps=steps)
-
-
-@functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
-def _solve_kl_eg(T, B, eps, max_iter, lanes, steps):
-    """The exponentiated-gradient RecoverKL solver that :func:`eg_solve_kl` used before its
-    projected Newton method (kept for benchmarks/bench_recover_kl.py and the tests)."""
-    return eg_solve(_kl_value_and_grad, T, B, T.shape[0], eps, max_iter, lanes, steps=steps)
-
-
-# Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
-_solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'))
+# Kept on disk for the next process, as the EG solver (:mod:`._compile_cache`).
 _solve_l2_pairwise = stored_jit(_solve_l2_pairwise, ('lanes', 'steps'))
-
-
-def kl_block_size(num_words, num_terms):
-    """Words per block of whole Q-bar rows in RecoverKL (at most 2^23 entries, 64 MB, on a
-    CPU; 2^28 on an accelerator)."""
-    entries = tuning(jax.default_backend())['kl_block_entries']
-    return int(max(1, min(num_words, entries // max(num_terms, 1))))
-
-
-def eg_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
-    """RecoverL2's problems for many words at once: min x^T XX x - 2 XY_i^T x on the simplex.
-
-    Parameters
-    ----------
-    XX : array_like, shape (K, K)
-        :math:`\\bar Q_S \\bar Q_S^T`.
-    XY : array_like, shape (n, K)
-        Row i is :math:`\\bar Q_S \\bar Q_i^T`.
-    eps, max_iter : float, int
-        See :func:`eg_solve`.
-
-    Returns
-    -------
-    RecoverResult
-    """
-    XY = np.asarray(XY, dtype=np.float64)
-    n = XY.shape[0]
-    if n == 0:
-        return _empty_result(np.shape(XX)[0])
-    # Zero rows up to a multiple of _ROW_BUCKET, solved last and dropped: one compilation serves
-    # word counts that differ a little (each word's result does not depend on the others).
-    XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
-    with jax.enable_x64(True):
-        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
-        x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
-                               **_pool())
-        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
 def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
@@ -482,21 +508,6 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
                                         np.int64(max_iter), lanes=row['pair_lanes'],
                                         steps=row['pair_steps'])
         return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
-
-
-def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
-    """RecoverKL's problems by the exponentiated-gradient solver :func:`eg_solve` (the method
-    before the projected Newton one of :func:`eg_solve_kl`; same inputs and outputs, and
-    ``n_iter`` counts EG iterations)."""
-    B = np.array(B, dtype=np.float64)
-    B[:, np.sum(T, axis=0) <= 0] = 0.0  # columns no anchor row reaches, as eg_solve_kl drops them
-    if B.shape[0] == 0:
-        return _empty_result(np.shape(T)[0])
-    with jax.enable_x64(True):
-        x, it, gap = _solve_kl_eg(jnp.asarray(T, jnp.float64), jnp.asarray(B),
-                                  jnp.asarray(eps, jnp.float64), jnp.asarray(max_iter, jnp.int64),
-                                  **_pool())
-        return _result(x, it, gap, eps)
 
 
 # ----------------------------------------------------------------------------------------------
