@@ -577,14 +577,14 @@ def test_kos_kl_matches_reference(kos_problem):
     assert stats[:, 1].max() <= 1e-4, _report(stats, words)
 
 
-def test_eg_pool_settings_do_not_change_results(problems):
+def test_eg_pool_settings_do_not_change_results():
     """The steps between two checks of the lane pool (an accelerator setting) change only the
     schedule: every word gets the same iterations and weights. Another pool width changes the
     shapes of the batched products, hence their rounding: the solutions agree to the tolerance."""
     import jax
     import jax.numpy as jnp
     from gensim_anchor.recovery import _solve_kl_eg, _solve_l2
-    T, B = problems
+    T, B = random_problems(0)
     with jax.enable_x64(True):
         args = (jnp.asarray(1e-10), jnp.asarray(BIG_MAX_ITER, jnp.int64))
         for solve, data in ((_solve_l2, (jnp.asarray(T @ T.T), jnp.asarray(B @ T.T))),
