@@ -366,6 +366,88 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 
 
 # ----------------------------------------------------------------------------------------------
+# The lane pool of the pairwise and Newton solvers (eg_solve has its own, with a step count).
+# ----------------------------------------------------------------------------------------------
+
+# Lanes gathered at once by _repair (RecoverKL: the rest of a line search, _kl_line_search).
+_REPAIR_GROUP = 8
+
+
+def _repair(fallback, rows, st, failed):
+    """``fallback`` on the ``failed`` lanes only, gathered in groups of
+    :data:`_REPAIR_GROUP`: its cost follows the number of lanes that need it, not the pool."""
+    lanes = failed.shape[0]
+    group = min(_REPAIR_GROUP, lanes)
+    order = jnp.argsort(~failed, stable=True)  # the failed lanes first
+    take = lambda tree, sel: jax.tree_util.tree_map(lambda a: a[sel], tree)
+
+    def body(c, st):
+        at = c * group + jnp.arange(group)
+        sel = order[jnp.minimum(at, lanes - 1)]
+        new = jax.vmap(fallback)(take(rows, sel), take(st, sel))
+        use = (at < lanes) & failed[sel]
+        return jax.tree_util.tree_map(
+            lambda a, b: a.at[jnp.where(use, sel, lanes)].set(b, mode='drop'), st, new)
+
+    return jax.lax.fori_loop(0, -(-jnp.sum(failed) // group), body, st)
+
+
+def _pool_solve(init, update, finished, data, n, lanes, fallback=None):
+    """Run ``update`` on a fixed pool of ``lanes`` problems until each is ``finished``, a
+    finished lane writing its result and taking the next problem (the lane pool of
+    :func:`eg_solve`, for any state with fields x, n_iter and gap). ``data`` is a tuple of
+    arrays whose rows are the problems; only the first ``n`` (dynamic) are solved, the rest of
+    the outputs are 0. ``fallback`` (row, state) -> state, if given, runs after ``update`` on
+    the lanes whose state has ``fails > 0``, and only in the iterations where some lane has:
+    a rare repair need not cost every iteration (under ``vmap`` both branches of a per-lane
+    ``where`` are computed)."""
+    size = data[0].shape[0]
+    first = jnp.minimum(jnp.arange(lanes), n)
+    take = lambda word: tuple(a[jnp.minimum(word, n - 1)] for a in data)
+    rows = take(first)
+    st = jax.vmap(init)(rows)
+    K = st.x.shape[1]
+    out = (jnp.zeros((size, K), st.x.dtype), jnp.zeros(size, st.n_iter.dtype),
+           jnp.zeros(size, st.gap.dtype))
+    vupdate = jax.vmap(update)
+
+    def cond(c):
+        return jnp.any(c[0] < n) | (c[3] < n)
+
+    def body(c):
+        word, rows, st, nxt, out = c
+        active = word < n
+        moved = vupdate(rows, st)
+        keep = lambda a, b: jnp.where(active.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+        st = jax.tree_util.tree_map(keep, st, moved)
+        if fallback is not None:
+            st = _repair(fallback, rows, st, active & (st.fails > 0))
+        done = active & finished(st)
+        slot = jnp.where(done, word, size)
+        out = tuple(o.at[slot].set(v, mode='drop') for o, v in zip(out, (st.x, st.n_iter, st.gap)))
+        word = jnp.where(done, n, word)
+        idle = word >= n
+        refill_now = (nxt < n) & ((jnp.sum(idle) * _REFILL_FRACTION >= lanes) | ~jnp.any(~idle))
+
+        def load(args):
+            word, rows, st, nxt = args
+            new_word = nxt + jnp.cumsum(idle) - 1
+            refill = idle & (new_word < n)
+            word = jnp.where(refill, new_word, word)
+            fresh_rows = take(word)
+            fresh = jax.vmap(init)(fresh_rows)
+            pick = lambda a, b: jnp.where(refill.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+            return (word, jax.tree_util.tree_map(pick, fresh_rows, rows),
+                    jax.tree_util.tree_map(pick, fresh, st), jnp.minimum(nxt + jnp.sum(idle), n))
+
+        word, rows, st, nxt = jax.lax.cond(refill_now, load, lambda a: a, (word, rows, st, nxt))
+        return word, rows, st, nxt, out
+
+    carry = (first, rows, st, jnp.minimum(lanes, n), out)
+    return jax.lax.while_loop(cond, body, carry)[4]
+
+
+# ----------------------------------------------------------------------------------------------
 # RecoverL2 by pairwise steps (sequential minimal optimisation), the default L2 solver.
 # ----------------------------------------------------------------------------------------------
 
@@ -548,10 +630,6 @@ _KL_FACE_GUESS = 1e-3
 # Tolerance and iteration cap of the RecoverL2 solve that gives the start.
 _KL_WARM_EPS = 1e-6
 _KL_WARM_MAX_ITER = 200
-
-
-# Lanes at once in the rest of a line search (_kl_line_search).
-_REPAIR_GROUP = 8
 
 
 # EM steps that improve each start before the Newton iterations (see _kl_newton_init).
@@ -751,80 +829,6 @@ def _kl_pairwise_update(T, row, st):
     return st._replace(x=x_new, g=g_new, gap=_gap(x_new, g_new),
                        step=jnp.where(moved, 1.0, st.step), fails=jnp.where(moved, 0, st.fails),
                        stalled=st.stalled & ~moved)
-
-
-def _repair(fallback, rows, st, failed):
-    """``fallback`` on the ``failed`` lanes only, gathered in groups of
-    :data:`_REPAIR_GROUP`: its cost follows the number of lanes that need it, not the pool."""
-    lanes = failed.shape[0]
-    group = min(_REPAIR_GROUP, lanes)
-    order = jnp.argsort(~failed, stable=True)  # the failed lanes first
-    take = lambda tree, sel: jax.tree_util.tree_map(lambda a: a[sel], tree)
-
-    def body(c, st):
-        at = c * group + jnp.arange(group)
-        sel = order[jnp.minimum(at, lanes - 1)]
-        new = jax.vmap(fallback)(take(rows, sel), take(st, sel))
-        use = (at < lanes) & failed[sel]
-        return jax.tree_util.tree_map(
-            lambda a, b: a.at[jnp.where(use, sel, lanes)].set(b, mode='drop'), st, new)
-
-    return jax.lax.fori_loop(0, -(-jnp.sum(failed) // group), body, st)
-
-
-def _pool_solve(init, update, finished, data, n, lanes, fallback=None):
-    """Run ``update`` on a fixed pool of ``lanes`` problems until each is ``finished``, a
-    finished lane writing its result and taking the next problem (the lane pool of
-    :func:`eg_solve`, for any state with fields x, n_iter and gap). ``data`` is a tuple of
-    arrays whose rows are the problems; only the first ``n`` (dynamic) are solved, the rest of
-    the outputs are 0. ``fallback`` (row, state) -> state, if given, runs after ``update`` on
-    the lanes whose state has ``fails > 0``, and only in the iterations where some lane has:
-    a rare repair need not cost every iteration (under ``vmap`` both branches of a per-lane
-    ``where`` are computed)."""
-    size = data[0].shape[0]
-    first = jnp.minimum(jnp.arange(lanes), n)
-    take = lambda word: tuple(a[jnp.minimum(word, n - 1)] for a in data)
-    rows = take(first)
-    st = jax.vmap(init)(rows)
-    K = st.x.shape[1]
-    out = (jnp.zeros((size, K), st.x.dtype), jnp.zeros(size, st.n_iter.dtype),
-           jnp.zeros(size, st.gap.dtype))
-    vupdate = jax.vmap(update)
-
-    def cond(c):
-        return jnp.any(c[0] < n) | (c[3] < n)
-
-    def body(c):
-        word, rows, st, nxt, out = c
-        active = word < n
-        moved = vupdate(rows, st)
-        keep = lambda a, b: jnp.where(active.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
-        st = jax.tree_util.tree_map(keep, st, moved)
-        if fallback is not None:
-            st = _repair(fallback, rows, st, active & (st.fails > 0))
-        done = active & finished(st)
-        slot = jnp.where(done, word, size)
-        out = tuple(o.at[slot].set(v, mode='drop') for o, v in zip(out, (st.x, st.n_iter, st.gap)))
-        word = jnp.where(done, n, word)
-        idle = word >= n
-        refill_now = (nxt < n) & ((jnp.sum(idle) * _REFILL_FRACTION >= lanes) | ~jnp.any(~idle))
-
-        def load(args):
-            word, rows, st, nxt = args
-            new_word = nxt + jnp.cumsum(idle) - 1
-            refill = idle & (new_word < n)
-            word = jnp.where(refill, new_word, word)
-            fresh_rows = take(word)
-            fresh = jax.vmap(init)(fresh_rows)
-            pick = lambda a, b: jnp.where(refill.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-            return (word, jax.tree_util.tree_map(pick, fresh_rows, rows),
-                    jax.tree_util.tree_map(pick, fresh, st), jnp.minimum(nxt + jnp.sum(idle), n))
-
-        word, rows, st, nxt = jax.lax.cond(refill_now, load, lambda a: a, (word, rows, st, nxt))
-        return word, rows, st, nxt, out
-
-    carry = (first, rows, st, jnp.minimum(lanes, n), out)
-    return jax.lax.while_loop(cond, body, carry)[4]
 
 
 @functools.partial(jax.jit, static_argnames=('lanes',))
