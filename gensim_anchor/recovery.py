@@ -217,70 +217,22 @@ def eg_solve(value_and_grad, params, data, num_topics, eps, max_iter, lanes, qua
     -------
     (x, n_iter, gap) : jax.Array, shapes (n, K), (n,), (n,)
     """
-    n = data.shape[0]
     vg = functools.partial(value_and_grad, params)
-    init = jax.vmap(lambda row: eg_init(vg, row, num_topics))
-    update = jax.vmap(lambda row, st: eg_update(vg, row, st, quadratic=quadratic))
-    first = jnp.minimum(jnp.arange(lanes), n)  # lane -> problem; n means "empty"
-    rows = data[jnp.minimum(first, n - 1)]
-    st = init(rows)
-    K = st.x.shape[1]
-    out_x = jnp.zeros((n, K), st.x.dtype)
-    out_it = jnp.zeros(n, st.n_iter.dtype)
-    out_gap = jnp.zeros(n, st.gap.dtype)
     finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
 
-    def cond(c):
-        word, nxt = c[0], c[3]
-        return jnp.any(word < n) | (nxt < n)
+    def update(row, st):
+        # The first iteration always runs; a problem that finishes during the later ones is
+        # frozen, so a word's iterations do not depend on how many steps run between checks.
+        st = eg_update(vg, row[0], st, quadratic=quadratic)
 
-    def body(c):
-        word, rows, st, nxt, out_x, out_it, out_gap = c
+        def step(_, st):
+            moved = eg_update(vg, row[0], st, quadratic=quadratic)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(finished(st), a, b), st, moved)
 
-        def step(_, args):
-            # A lane that has finished is frozen, so a word's iterations do not depend on how
-            # many steps run between two checks.
-            st, frozen = args
-            moved = update(rows, st)
-            keep = lambda a, b: jnp.where(frozen.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-            st = jax.tree_util.tree_map(keep, st, moved)
-            return st, frozen | finished(st)
+        return jax.lax.fori_loop(1, steps, step, st)
 
-        active = word < n
-        if steps == 1:
-            st = update(rows, st)
-        else:
-            st, _ = jax.lax.fori_loop(0, steps, step, (st, ~active))
-        done = active & finished(st)
-        # Lanes that go on write out of bounds, and the write is dropped: no two writes
-        # collide (colliding scatters serialise on a GPU).
-        slot = jnp.where(done, word, n)
-        out_x = out_x.at[slot].set(st.x, mode='drop')
-        out_it = out_it.at[slot].set(st.n_iter, mode='drop')
-        out_gap = out_gap.at[slot].set(st.gap, mode='drop')
-        word = jnp.where(done, n, word)
-        idle = word >= n
-        # Refilling costs one more gradient for the whole pool, so it waits until a quarter of
-        # the lanes are idle (or all are, at the end).
-        refill_now = (nxt < n) & ((jnp.sum(idle) * _REFILL_FRACTION >= lanes) | ~jnp.any(~idle))
-
-        def load(args):
-            word, rows, st, nxt = args
-            new_word = nxt + jnp.cumsum(idle) - 1
-            refill = idle & (new_word < n)
-            word = jnp.where(refill, new_word, word)
-            fresh_rows = data[jnp.minimum(word, n - 1)]
-            fresh = init(fresh_rows)
-            pick = lambda a, b: jnp.where(refill.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-            return (word, pick(fresh_rows, rows), jax.tree_util.tree_map(pick, fresh, st),
-                    jnp.minimum(nxt + jnp.sum(idle), n))
-
-        word, rows, st, nxt = jax.lax.cond(refill_now, load, lambda a: a, (word, rows, st, nxt))
-        return word, rows, st, nxt, out_x, out_it, out_gap
-
-    carry = (first, rows, st, jnp.minimum(lanes, n), out_x, out_it, out_gap)
-    _, _, _, _, out_x, out_it, out_gap = jax.lax.while_loop(cond, body, carry)
-    return out_x, out_it, out_gap
+    return _pool_solve(lambda row: eg_init(vg, row[0], num_topics), update, finished, (data,),
+                       data.shape[0], lanes)
 
 
 def _l2_value_and_grad(XX, xy, x):
@@ -366,7 +318,7 @@ def _eg_solve_kl_eg(T, B, eps=DEFAULT_EPS['KL'], max_iter=DEFAULT_MAX_ITER):
 
 
 # ----------------------------------------------------------------------------------------------
-# The lane pool of the pairwise and Newton solvers (eg_solve has its own, with a step count).
+# The lane pool of every solver: a finished lane writes its result and takes the next word.
 # ----------------------------------------------------------------------------------------------
 
 # Lanes gathered at once by _repair (RecoverKL: the rest of a line search, _kl_line_search).
