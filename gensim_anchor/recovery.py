@@ -288,6 +288,11 @@ def eg_solve_l2(XX, XY, eps=EG_EPS, max_iter=DEFAULT_MAX_ITER):
     -------
     RecoverResult
     """
+    return _solve_l2_rows(_solve_l2, XX, XY, eps, max_iter, **_pool())
+
+
+def _solve_l2_rows(program, XX, XY, eps, max_iter, **pool):
+    """Run a compiled RecoverL2 ``program`` on the rows of XY (numpy in and out)."""
     XY = np.asarray(XY, dtype=np.float64)
     n = XY.shape[0]
     if n == 0:
@@ -297,8 +302,8 @@ def eg_solve_l2(XX, XY, eps=EG_EPS, max_iter=DEFAULT_MAX_ITER):
     XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
     with jax.enable_x64(True):
         # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
-        x, it, gap = _solve_l2(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
-                               **_pool())
+        x, it, gap = program(np.asarray(XX, np.float64), XY, np.float64(eps), np.int64(max_iter),
+                             **pool)
         return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
 
 
@@ -504,19 +509,8 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     both solvers approach the same minimiser (within the gap tolerance). The returned gap is
     recomputed from the final weights, not carried.
 
-    Parameters
-    ----------
-    XX : array_like, shape (K, K)
-        :math:`\\bar Q_S \\bar Q_S^T`.
-    XY : array_like, shape (n, K)
-        Row i is :math:`\\bar Q_S \\bar Q_i^T`.
-    eps, max_iter : float, int
-        Duality-gap tolerance and cap on steps per word.
-
-    Returns
-    -------
-    RecoverResult
-        ``n_iter`` counts pairwise steps (0 for a word whose best vertex is optimal).
+    Parameters and result as :func:`eg_solve_l2`; ``max_iter`` caps the pairwise steps, which
+    ``n_iter`` counts (0 for a word whose best vertex is optimal).
 
     Examples
     --------
@@ -531,17 +525,9 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         ([[0.3, 0.7]], True)
 
     """
-    XY = np.asarray(XY, dtype=np.float64)
-    n = XY.shape[0]
-    if n == 0:
-        return _empty_result(np.shape(XX)[0])
-    XY = np.vstack([XY, np.zeros((-n % _ROW_BUCKET, XY.shape[1]))])
     row = tuning(jax.default_backend())
-    with jax.enable_x64(True):
-        x, it, gap = _solve_l2_pairwise(np.asarray(XX, np.float64), XY, np.float64(eps),
-                                        np.int64(max_iter), lanes=row['pair_lanes'],
-                                        steps=row['pair_steps'])
-        return _result(*(np.asarray(a)[:n] for a in (x, it, gap)), eps)
+    return _solve_l2_rows(_solve_l2_pairwise, XX, XY, eps, max_iter, lanes=row['pair_lanes'],
+                          steps=row['pair_steps'])
 
 
 # ----------------------------------------------------------------------------------------------
