@@ -63,9 +63,18 @@ def alpha_documents(docs, seed, max_docs=ALPHA_DOCS, max_tokens=ALPHA_TOKENS):
     at most ``max_tokens`` tokens by a seeded subsample (itself an LDA document), all longer
     than ``max_tokens / 2`` where enough are (one padded length: one compilation)."""
     rng = np.random.default_rng(seed)
-    lengths = [sum(int(c) for _, c in doc) for doc in docs]
-    long_docs = [d for d, n in zip(docs, lengths) if n > max_tokens // 2]
-    chosen = long_docs if len(long_docs) >= max_docs // 4 else [d for d, n in zip(docs, lengths) if n >= 2]
+    # The first max_docs long documents; the lengths of the rest are needed only if too few are.
+    long_docs, lengths = [], []
+    for doc in docs:
+        lengths.append(sum(int(c) for _, c in doc))
+        if lengths[-1] > max_tokens // 2:
+            long_docs.append(doc)
+            if len(long_docs) == max_docs:
+                break
+    if len(long_docs) >= max_docs // 4:
+        chosen = long_docs
+    else:
+        chosen = [d for d, n in zip(docs, lengths) if n >= 2]
     out = []
     for doc in chosen[:max_docs]:
         tokens = np.repeat([int(w) for w, _ in doc], [int(c) for _, c in doc])

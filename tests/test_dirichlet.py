@@ -63,3 +63,29 @@ def test_input_validation(topics):
         fit_alpha_scale(topics, P_Z, docs, grid=[1.0, 0.0])
     with pytest.raises(ValueError, match="grid must hold at least one"):
         fit_alpha_scale(topics, P_Z, docs, grid=[])
+
+
+@pytest.mark.parametrize('long_share', [0.9, 0.1, 0.0])
+def test_the_documents_scored_for_alpha(long_share):
+    """The model scores up to ALPHA_DOCS documents, each a subsample of at most ALPHA_TOKENS
+    tokens of one of the first documents of the sample: the long ones (more than ALPHA_TOKENS / 2
+    tokens) where at least a quarter of ALPHA_DOCS are, else any of at least 2 tokens."""
+    from gensim_anchor._defaults import ALPHA_DOCS, ALPHA_TOKENS
+    from gensim_anchor._sampling import alpha_documents
+    rng = np.random.default_rng(3)
+    lengths = np.where(rng.random(600) < long_share, rng.integers(40, 300, 600),
+                       rng.integers(0, 20, 600))
+    docs = [sorted(zip(*np.unique(rng.integers(0, V, n), return_counts=True))) for n in lengths]
+    long_docs = [d for d, n in zip(docs, lengths) if n > ALPHA_TOKENS // 2]
+    expected = long_docs if len(long_docs) >= ALPHA_DOCS // 4 else \
+        [d for d, n in zip(docs, lengths) if n >= 2]
+    expected = expected[:ALPHA_DOCS]
+    out = alpha_documents(docs, 0)
+    assert len(out) == len(expected) > 0
+    for got, doc in zip(out, expected):
+        words = dict(doc)
+        size = sum(c for _, c in got)
+        assert size == min(sum(words.values()), ALPHA_TOKENS)
+        # a subsample of the document's tokens: no word more often than in the document
+        assert all(w in words and c <= words[w] for w, c in got)
+    assert out == alpha_documents(docs, 0)   # seeded

