@@ -25,7 +25,7 @@ def topics():
 def test_recovers_the_concentration(topics, alpha0):
     rng = np.random.default_rng(int(alpha0 * 10))
     docs = lda_corpus(rng, topics.T, alpha0 * P_Z, num_docs=400, doc_length=30)
-    fit = fit_alpha_scale(topics, P_Z, docs, random_state=0)
+    fit = fit_alpha_scale(topics, P_Z, docs, random_state=0, exhaustive=True)
     assert isinstance(fit, DirichletFit)
     np.testing.assert_allclose(fit.grid, default_grid(K))
     assert alpha0 / 2 <= fit.scale <= alpha0 * 2
@@ -35,6 +35,42 @@ def test_recovers_the_concentration(topics, alpha0):
     # Clearly better than the extremes (documents of one topic; every document alike).
     assert fit.log_likelihood.max() > fit.log_likelihood[0] + 20
     assert fit.log_likelihood.max() > fit.log_likelihood[-1] + 20
+    # The default search: the same choice from fewer points, each the exhaustive one's value.
+    quick = fit_alpha_scale(topics, P_Z, docs, random_state=0)
+    assert quick.scale == fit.scale
+    seen = ~np.isnan(quick.log_likelihood)
+    assert 0 < seen.sum() < len(seen)
+    np.testing.assert_allclose(quick.log_likelihood[seen], fit.log_likelihood[seen], rtol=1e-12)
+
+
+@pytest.mark.parametrize('num_points', [1, 5, 8, 12, 15, 16, 17, 25])
+def test_bracket_search_finds_the_top_of_a_unimodal_curve(num_points):
+    """Every position of the maximum, plateaus at the top included: the first best point, from
+    calls of one size, at most two, each index in range."""
+    from gensim_anchor.dirichlet import bracket_search
+    rng = np.random.default_rng(num_points)
+    for top in range(num_points):
+        for _ in range(5):
+            steps = rng.random(num_points)
+            curve = np.concatenate([np.cumsum(steps[:top + 1]),
+                                    steps[:top + 1].sum() - np.cumsum(steps[top + 1:])])
+            if rng.random() < 0.3 and top + 1 < num_points:
+                curve[top + 1] = curve[top]                     # a tie at the top
+            calls = []
+
+            def evaluate(indices):
+                indices = np.asarray(indices)
+                assert indices.min() >= 0 and indices.max() < num_points
+                calls.append(len(indices))
+                return curve[indices]
+
+            values = bracket_search(evaluate, num_points)
+            assert int(np.nanargmax(values)) == int(np.argmax(curve))
+            seen = ~np.isnan(values)
+            np.testing.assert_array_equal(values[seen], curve[seen])
+            assert len(calls) <= 2 and len(set(calls)) == 1
+            if num_points >= 8:
+                assert seen.sum() < num_points
 
 
 def test_seeded(topics):
