@@ -43,6 +43,21 @@ def test_recovers_the_concentration(topics, alpha0):
     np.testing.assert_allclose(quick.log_likelihood[seen], fit.log_likelihood[seen], rtol=1e-12)
 
 
+def test_a_grid_in_any_order_gives_the_same_choice(topics):
+    """The search brackets along increasing alpha_0: a shuffled grid gives the same choice and
+    the same value at each point it evaluates, reported in the grid's own order."""
+    rng = np.random.default_rng(2)
+    docs = lda_corpus(rng, topics.T, 1.0 * P_Z, num_docs=100, doc_length=20)
+    grid = default_grid(K)
+    shuffled = rng.permutation(grid)
+    a = fit_alpha_scale(topics, P_Z, docs, grid=grid, random_state=5)
+    b = fit_alpha_scale(topics, P_Z, docs, grid=shuffled, random_state=5)
+    assert a.scale == b.scale
+    np.testing.assert_array_equal(b.grid, shuffled)
+    back = np.argsort(shuffled)
+    np.testing.assert_allclose(b.log_likelihood[back], a.log_likelihood, rtol=1e-12)
+
+
 @pytest.mark.parametrize('num_points', [1, 5, 8, 12, 15, 16, 17, 25])
 def test_bracket_search_finds_the_top_of_a_unimodal_curve(num_points):
     """Every position of the maximum, plateaus at the top included: the first best point, from
