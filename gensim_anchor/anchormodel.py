@@ -474,8 +474,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                            self.max_iter, float(rec.solver.gap.max()))
         fit = result.alpha_fit
         if fit is not None:
-            logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations by the estimated "
-                        "likelihood of %d sampled training documents (%.2fs)", fit.scale, len(fit.grid),
+            logger.info("alpha = %.4g * p(z), chosen on a grid of %d concentrations (%d evaluated) by "
+                        "the estimated likelihood of %d sampled training documents (%.2fs)", fit.scale,
+                        len(fit.grid), int(np.isfinite(fit.log_likelihood).sum()),
                         result.num_alpha_docs, timings['dirichlet'])
             if len(fit.grid) > 1 and fit.scale in (fit.grid.min(), fit.grid.max()):
                 logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood "
