@@ -9,7 +9,10 @@ For each corpus (KOS, NIPS, 20 Newsgroups; the 90/10 seeded split and the held-o
   checkpoint c, the held-out log-likelihood per token of the topics averaged over sweeps
   (c/2, c] (what ``refine(num_sweeps=c, burn_in=c/2)`` returns) with the chain's alpha at c;
 * **the rule**: ``refine(corpus, 'gibbs')`` with the defaults (burn-in by the convergence rule,
-  200 sweeps at most): sweeps used, seconds, held-out log-likelihood, UMass, unique words.
+  200 sweeps at most): sweeps used, seconds, held-out log-likelihood, UMass, unique words;
+* with ``--window W``: from the same chain, the topics averaged over (a, W] for a = W/6, W/3,
+  W/2 and 3W/4 (what ``refine(num_sweeps=W, burn_in=a)`` returns): where, for a fixed number
+  of sweeps, the average should start.
 
 The reference is tomotopy's collapsed Gibbs sampler, 1000 iterations, scored the same way
 (``benchmarks/results/bench_beyond.log``: KOS -7.3949, NIPS -7.8579, 20NG -8.0726 with one
@@ -17,7 +20,7 @@ thread; -7.3942, -7.8533, -8.0701 with two).
 
 Usage::
 
-    python benchmarks/bench_refine.py [--corpora kos nips 20ng] [--sweeps 200] [--log PATH]
+    python benchmarks/bench_refine.py [--corpora kos nips 20ng] [--sweeps 200] [--window W] [--log PATH]
 """
 import argparse
 import sys
@@ -40,12 +43,24 @@ TOMOTOPY = dict(kos=-7.3949, nips=-7.8579, ng20=-8.0726)
 CHECKPOINTS = (10, 20, 30, 40, 60, 80, 100, 150, 200)
 
 
-def curve(model, train, heldout, sweeps):
+def window_starts(window):
+    return sorted({window // 6, window // 3, window // 2, 3 * window // 4})
+
+
+def score_topics(sums, alpha, train, heldout):
+    topics = sums / sums.sum(axis=1, keepdims=True)
+    return (log_likelihood_per_token(topics, alpha, heldout, random_state=SEED),
+            unique_words(topics, 20).mean(), umass_coherence(topics, train, 20).mean())
+
+
+def curve(model, train, heldout, sweeps, window=None):
     """Log joint every 5 sweeps and held-out LL at each checkpoint (topics averaged over the
     second half of the sweeps so far)."""
     V = model.num_terms
     eta = np.float32(DEFAULT_ETA)
     wanted = {c for c in CHECKPOINTS if c <= sweeps} | {c // 2 for c in CHECKPOINTS if c <= sweeps}
+    if window:
+        wanted |= {window, *window_starts(window)}
     prefix, alphas, joint = {0: np.zeros((K, V))}, {}, []
     running = np.zeros((K, V))
 
@@ -70,15 +85,17 @@ def curve(model, train, heldout, sweeps):
         topics = (prefix[c] - prefix[c // 2]) / (c - c // 2)
         topics /= topics.sum(axis=1, keepdims=True)
         points.append((c, log_likelihood_per_token(topics, alphas[c], heldout, random_state=SEED)))
-    return joint, points, seconds
+    windows = [(a,) + score_topics(prefix[window] - prefix[a], alphas[window], train, heldout)
+               for a in window_starts(window)] if window else []
+    return joint, points, seconds, windows
 
 
-def run(name, sweeps, out):
+def run(name, sweeps, out, window=None):
     corpus, dictionary = bench_dropin.load(name)
     train, heldout = bench_dropin.split(corpus, SEED)
     model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=SEED)
     anchor_ll = log_likelihood_per_token(model.get_topics(), model.alpha, heldout, random_state=SEED)
-    joint, points, seconds = curve(model, train, heldout, sweeps)
+    joint, points, seconds, windows = curve(model, train, heldout, sweeps, window)
     start = time.perf_counter()
     model.refine(train, 'gibbs')
     rule_seconds = time.perf_counter() - start
@@ -93,6 +110,11 @@ def run(name, sweeps, out):
     out("held-out LL/token, topics averaged over sweeps (c/2, c] (chain of %d sweeps, %.1f s):" % (sweeps, seconds))
     for c, ll in points:
         out("  c=%3d  %.4f  (%+.4f vs tomotopy)" % (c, ll, ll - ref))
+    if windows:
+        out("the same chain, topics averaged over (a, %d]:" % window)
+    for a, ll, unique, umass in windows:
+        out("  a=%3d  LL/token %.4f  (%+.4f vs tomotopy)  unique top-20 %.2f  UMass %.3f"
+            % (a, ll, ll - ref, unique, umass))
     r = model.refinement
     out("the rule (defaults): stopped after %d sweeps (burn-in %d, %s) in %.1f s: LL/token %.4f (%+.4f vs "
         "tomotopy), UMass %.3f, unique top-20 %.2f" % (
@@ -106,6 +128,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpora', nargs='+', default=['kos', 'nips', '20ng'])
     parser.add_argument('--sweeps', type=int, default=200)
+    parser.add_argument('--window', type=int, default=None,
+                        help="also score averages over (a, W] of the same chain, a = W/6 ... 3W/4")
     parser.add_argument('--log', default=str(Path(__file__).resolve().parent / 'results' / 'bench_refine.log'))
     args = parser.parse_args(argv)
     lines = []
@@ -117,7 +141,9 @@ def main(argv=None):
     out("$ python benchmarks/bench_refine.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     out(str(machine()))
     for name in args.corpora:
-        run(name, args.sweeps, out)
+        if args.window and args.window > args.sweeps:
+            parser.error("--window must be at most --sweeps")
+        run(name, args.sweeps, out, args.window)
     with open(args.log, 'a') as f:
         f.write("\n".join(lines) + "\n\n")
 
