@@ -132,6 +132,8 @@ def main(argv=None):
                         help="also score averages over (a, W] of the same chain, a = W/6 ... 3W/4")
     parser.add_argument('--log', default=str(Path(__file__).resolve().parent / 'results' / 'bench_refine.log'))
     args = parser.parse_args(argv)
+    if args.window and args.window > args.sweeps:
+        parser.error("--window must be at most --sweeps")
     lines = []
 
     def out(line):
@@ -141,8 +143,6 @@ def main(argv=None):
     out("$ python benchmarks/bench_refine.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     out(str(machine()))
     for name in args.corpora:
-        if args.window and args.window > args.sweeps:
-            parser.error("--window must be at most --sweeps")
         run(name, args.sweeps, out, args.window)
     with open(args.log, 'a') as f:
         f.write("\n".join(lines) + "\n\n")

@@ -26,8 +26,10 @@ The search evaluates a third of the grid and then only around the best point
 best one's two neighbours, in two vmapped calls of one compiled shape. It finds the grid's best
 point whenever the estimated curve is unimodal (with common random numbers it is smooth: the
 KOS and Lee fits pinned in ``tests/test_structure.py`` chose the same :math:`\\alpha_0` as with
-every point). For K = 50 the default 16 points cost two calls of 6 (12 evaluations instead of
-16; the model's alpha stage on KOS went from 0.67 to 0.49 s, ``benchmarks/bench_firstfit.py``);
+every point). For K = 50 the default 16 points cost two calls of 6 (at most 10 distinct points,
+12 evaluations instead of 16; the model's alpha stage on KOS went from 0.67 to 0.49 s with the
+compile cache filled: ``python benchmarks/bench_firstfit.py --repeat 3``, medians of the
+2026-11-27T00:03Z and 03:16Z entries of ``benchmarks/results/bench_firstfit.log``);
 ``exhaustive=True`` evaluates every point.
 
 Cost: one evaluation of the estimator on ``docs`` per grid point evaluated, in vmapped calls:
