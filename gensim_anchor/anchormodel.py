@@ -61,7 +61,6 @@ import zlib
 import numpy as np
 from gensim import interfaces, matutils, utils
 from gensim.models import basemodel
-from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from . import pipeline
@@ -387,10 +386,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             progress=self.progress, sample_size=self.alpha_sample, client=self._client)
         read_seconds = time.perf_counter() - start
         self._check_id2word_covers(cooc)
-        # The numpy products of the fit are small (K x V); BLAS threads would only fight with
-        # XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
-        with threadpool_limits(limits=1, user_api='blas'):
-            result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
+        result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
         self._store(result, cooc, sample)
         self._documents = documents
         self.timings = dict(cooccurrence=read_seconds, **result.timings)

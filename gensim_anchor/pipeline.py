@@ -36,6 +36,7 @@ import time
 from typing import NamedTuple, Optional
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from . import distributed
@@ -221,11 +222,6 @@ def fit(cooc, options, *, id2word=None, documents=()):
 
 
 def _fit(cooc, options, id2word, documents):
-    # The JAX stages are imported here, not at module level: a saved model loads without JAX.
-    from .anchors import (anchor_rows, find_anchors, project_rows, resolve_seeds, select_candidates,
-                          single_word_anchors)
-    from .recovery import recover
-
     K, V = options.num_topics, cooc.num_terms
     check.check_vocabulary(K, V)
     timings, rectification = {}, None
@@ -236,6 +232,19 @@ def _fit(cooc, options, id2word, documents):
         method = rectify_cooccurrence if options.rectify == 'ap' else rectify_lowrank
         cooc, rectification = method(cooc, K, max_iter=options.rectify_max_iter, seed=options.seed)
         timings['rectify'] = time.perf_counter() - start
+    # Rectification above is numpy's large products, on every BLAS thread; the stages below are
+    # JAX's, beside which numpy's products are small (K x V), and BLAS threads would only fight
+    # with XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
+    with threadpool_limits(limits=1, user_api='blas'):
+        return _fit_stages(cooc, options, id2word, documents, K, timings, rectification)
+
+
+def _fit_stages(cooc, options, id2word, documents, K, timings, rectification):
+    """Anchors, recovery and alpha on (possibly rectified) statistics."""
+    # The JAX stages are imported here, not at module level: a saved model loads without JAX.
+    from .anchors import (anchor_rows, find_anchors, project_rows, resolve_seeds, select_candidates,
+                          single_word_anchors)
+    from .recovery import recover
 
     start = time.perf_counter()
     p_w = cooc.row_sums()

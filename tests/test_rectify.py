@@ -306,6 +306,37 @@ def test_correction_products_by_row_blocks_match_the_dense_correction():
         EB, total = rectify_module._correction_products(Y, large, basis, rows=rows)
         np.testing.assert_allclose(EB, E @ basis, rtol=1e-5, atol=1e-5 * np.abs(E @ basis).max())
         assert total == pytest.approx(E.sum(), rel=1e-6)
+    # The caller's block memory, reused across calls and holding the last call's values, sets
+    # the block size and changes nothing else.
+    buf = np.full((9, l), np.nan, dtype=np.float32)
+    for _ in range(2):
+        EB, total = rectify_module._correction_products(Y, large, basis, buf=buf)
+        np.testing.assert_allclose(EB, E @ basis, rtol=1e-5, atol=1e-5 * np.abs(E @ basis).max())
+        assert total == pytest.approx(E.sum(), rel=1e-6)
+
+
+@pytest.mark.parametrize('case', ['random', 'graded', 'ill-conditioned', 'rank-deficient'])
+def test_orthonormal_basis_spans_the_block(case):
+    """Cholesky QR twice, with its fallback to Householder QR: an orthonormal basis of the same
+    span as numpy's QR, on blocks from well to badly conditioned."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((400, 12))
+    mix = np.linalg.qr(rng.standard_normal((12, 12)))[0]
+    if case == 'graded':  # condition number 1e5, in mixed directions: CholeskyQR2's own range
+        X = np.linalg.qr(X)[0] * np.logspace(0, -5, 12) @ mix
+    elif case == 'ill-conditioned':  # 1e10: past it, so the fallback
+        X = np.linalg.qr(X)[0] * np.logspace(0, -10, 12) @ mix
+    elif case == 'rank-deficient':
+        X[:, 3] = X[:, 0] + X[:, 1]
+    B = rectify_module._orthonormal(X)
+    assert B.shape == X.shape and np.all(np.isfinite(B))
+    np.testing.assert_allclose(B.T @ B, np.eye(12), atol=1e-12)
+    if case != 'rank-deficient':
+        Q = np.linalg.qr(X)[0]
+        # The same span: the cosines of the principal angles are all 1.
+        np.testing.assert_allclose(np.linalg.svd(Q.T @ B, compute_uv=False), 1.0, atol=1e-9)
+    else:  # the span of X is within that of B
+        np.testing.assert_allclose(B @ (B.T @ X), X, atol=1e-10)
 
 
 def test_over_relaxed_enn_reaches_the_tolerance_sooner_where_the_authors_step_does(noisy):
