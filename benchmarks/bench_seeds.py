@@ -1,0 +1,74 @@
+"""The refined model against tomotopy over several seeds, on one split (issue 12's likelihood target).
+
+One fit's held-out likelihood varies from seed to seed by more than the refined model and
+tomotopy differ on KOS (three one-call refined fits: -7.3992, -7.3934, -7.3992), so a single
+run of each side cannot tell them apart. Here both sides are fitted once per seed on the same
+90/10 split of :mod:`bench_dropin` (split seed 0) and scored by the same estimator (the
+left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed changes:
+
+* ``refined``: ``AnchorModel(train, 50, refine='gibbs', random_state=s)`` (the defaults: burn-in
+  by the convergence rule, 200 sweeps at most);
+* ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
+  :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
+
+Prints each fit (seconds, held-out log-likelihood per token, unique top-20 words, UMass) and the
+mean and standard deviation per method.
+
+Usage::
+
+    python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined tomotopy]
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_beyond  # noqa: E402
+import bench_dropin  # noqa: E402
+from bench_core import machine  # noqa: E402
+
+K = 50
+
+
+def fit(method, train, dictionary, seed):
+    start = time.perf_counter()
+    if method == 'refined':
+        from gensim_anchor import AnchorModel
+        model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
+                            random_state=seed)
+        return model.get_topics(), model.alpha, time.perf_counter() - start
+    topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
+    return topics, alpha, time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--corpus', default='kos', choices=['kos', 'nips', '20ng'])
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
+    parser.add_argument('--methods', nargs='+', default=['refined', 'tomotopy'],
+                        choices=['refined', 'tomotopy'])
+    args = parser.parse_args(argv)
+    print("$ python benchmarks/bench_seeds.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    print("# %s" % machine(), flush=True)
+    corpus, dictionary = bench_dropin.load(args.corpus)
+    train, heldout = bench_dropin.split(corpus, 0)
+    for method in args.methods:
+        rows = []
+        for seed in args.seeds:
+            topics, alpha, seconds = fit(method, train, dictionary, seed)
+            s = bench_beyond.score(topics, alpha, train, heldout, 0)
+            rows.append(s)
+            print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"
+                  % (args.corpus, method, seed, seconds, s['ll'], s['unique'], s['umass']), flush=True)
+        ll = [r['ll'] for r in rows]
+        print("  %-4s %-9s mean of %d: LL/token %.4f (sd %.4f)  unique %.2f  UMass %.3f"
+              % (args.corpus, method, len(rows), statistics.mean(ll),
+                 statistics.stdev(ll) if len(ll) > 1 else 0.0,
+                 statistics.mean(r['unique'] for r in rows),
+                 statistics.mean(r['umass'] for r in rows)), flush=True)
+
+
+if __name__ == '__main__':
+    main()
