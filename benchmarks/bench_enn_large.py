@@ -6,12 +6,20 @@ set to m x 978, scored as :mod:`bench_rectify` (90/10 split of :mod:`bench_dropi
 ``time``: Q compressed once, then ``rectify_enn`` alone for each m (seconds, iterations).
 ``relax``: as ``score`` at the default l, for each over-relaxation omega given instead of m
 (``rectify_enn``'s ``relaxation``); ``relax-time``: as ``time`` for each omega.
+``nystrom``: the projection step of ``rectify_enn`` against two variants of it, on one
+compression of the corpus: the lag-free one-step (Nystrom) factor :math:`MBw_k\theta_k^{-1/2}`
+(see the ``rectify_enn`` docstring) and a near-exact projection (four products with the
+iteration's matrix per iteration); iterations, seconds, and each result's relative Frobenius
+distance to the near-exact one's :math:`YY^T`; then, for each seed given, a rectified fit with
+the library's step and with the Nystrom factor, scored as ``score``, and the means. It also times
+``numpy.linalg.qr`` against ``rectify._orthonormal`` on the compression's V x 75 block.
 
 Usage::
 
     python benchmarks/bench_enn_large.py score nips 1 2 4
     taskset -c 0,1 python benchmarks/bench_enn_large.py time kos 1 4
     python benchmarks/bench_enn_large.py relax kos 1 1.5 2
+    python benchmarks/bench_enn_large.py nystrom kos 0 1 2
 """
 import functools
 import sys
@@ -25,8 +33,111 @@ import bench_rectify  # noqa: E402
 AUTHORS_L = 978  # ceil(5 K ln K) at K = 50
 
 
+def enn_variant(compression, active, *, steps, nystrom, tol=None, max_iter=50, seed=0, **_):
+    """``rectify.rectify_enn`` (omega = 1) with ``steps`` products per iteration and the factor
+    from the last product (``nystrom``) or from the Ritz vectors (the library's, at steps=1)."""
+    import numpy as np
+    from gensim_anchor import rectify as R
+    tol = R.ENN_TOL if tol is None else tol
+    U, values = compression.vectors, compression.values
+    V, K = U.shape
+    e = np.asarray(active, dtype=np.float64)
+    N = e.sum()
+    l = R.large_count(K, V, int(N))
+    b = min(int(N), K + max(10, K // 2))
+    rng = np.random.default_rng(seed)
+    basis = R._orthonormal(np.hstack([U, rng.standard_normal((V, b - K)) * e[:, None]]))
+    Y, it = U * np.sqrt(np.maximum(values, 0.0)), 0
+    while True:
+        large = np.argsort(-np.einsum('ik,ik->i', Y, Y), kind='stable')[:l]
+        EB, residual = R._correction_products(Y, large, basis)
+        if residual <= tol or it >= max_iter:
+            break
+        ones_Y = e @ Y
+        w = 1.0 - float(ones_Y @ ones_Y) - residual
+
+        def M(B, EB):
+            return Y @ (Y.T @ B) + EB + (w / N ** 2) * np.outer(e, e @ B)
+
+        Z = M(basis, EB)
+        for _ in range(steps - 1):
+            basis = R._orthonormal(Z)
+            Z = M(basis, R._correction_products(Y, large, basis)[0])
+        T = basis.T @ Z
+        theta, W = np.linalg.eigh((T + T.T) / 2)
+        order = np.argsort(theta)[::-1][:K]
+        if nystrom:
+            Y_new = (Z @ W[:, order]) / np.sqrt(np.maximum(theta[order], 1e-300))
+        else:
+            Y_new = (basis @ W[:, order]) * np.sqrt(np.maximum(theta[order], 0.0))
+        basis = R._orthonormal(Z)
+        Y = Y_new / max(float(np.linalg.norm(e @ Y_new)), 1e-300)
+        it += 1
+    Y = Y / max(float(np.linalg.norm(e @ Y)), 1e-300)
+    return R.ENNRectification(Y, it, 0.0, residual, 0.0, residual <= tol, l, compression, tol)
+
+
+def nystrom(name, seeds):
+    import statistics
+    import numpy as np
+    import bench_beyond
+    from gensim_anchor import AnchorModel, rectify as R
+    from gensim_anchor.cooccurrence import build_cooccurrence
+    corpus, dictionary = bench_rectify.load(name)
+    train, heldout = bench_dropin.split(corpus, 0)
+    cooc = build_cooccurrence(train, len(dictionary))
+    compression = R.compress(cooc, 50)
+    active = cooc.row_sums() > 0
+    block = np.random.default_rng(0).standard_normal((len(dictionary), 75))
+    for label, f in (('numpy.linalg.qr', lambda: np.linalg.qr(block)[0]),
+                     ('rectify._orthonormal', lambda: R._orthonormal(block))):
+        f()
+        start = time.perf_counter()
+        for _ in range(10):
+            f()
+        print('%s: %s of a %d x 75 block %.1f ms' % (name, label, len(dictionary),
+                                                     (time.perf_counter() - start) * 100), flush=True)
+    results = {}
+    for label, run in (('library (Ritz)', lambda: R.rectify_enn(compression, active)),
+                       ('Nystrom factor', lambda: enn_variant(compression, active, steps=1, nystrom=True)),
+                       ('near-exact (4 products)', lambda: enn_variant(compression, active, steps=4,
+                                                                       nystrom=False))):
+        start = time.perf_counter()
+        r = run()
+        results[label] = (r, time.perf_counter() - start)
+    exact = results['near-exact (4 products)'][0].Y
+    G0 = exact @ exact.T
+    for label, (r, seconds) in results.items():
+        distance = np.linalg.norm(r.Y @ r.Y.T - G0) / np.linalg.norm(G0)
+        print('%s: %-24s %2d iterations %5.2f s (%.3f s each)  residual %.2e  |YY^T - exact| / |exact| %.4f'
+              % (name, label, r.n_iter, seconds, seconds / max(r.n_iter, 1), r.residual, distance),
+              flush=True)
+    enn = R.rectify_enn
+    for label, patch in (('library (Ritz)', None),
+                         ('Nystrom factor', lambda c, a, **kw: enn_variant(c, a, steps=1, nystrom=True,
+                                                                            **kw))):
+        rows = []
+        for seed in seeds:
+            R.rectify_enn = patch or enn
+            try:
+                model = AnchorModel(train, num_topics=50, id2word=dictionary, random_state=seed,
+                                    rectify='enn')
+            finally:
+                R.rectify_enn = enn
+            s = bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0)
+            rows.append(s)
+            print('%-9s %-15s seed %d  LL %.4f unique %.2f UMass %.3f'
+                  % (name, label, seed, s['ll'], s['unique'], s['umass']), flush=True)
+        print('%-9s %-15s mean of %d  LL %.4f unique %.2f UMass %.3f'
+              % (name, label, len(rows), statistics.mean(r['ll'] for r in rows),
+                 statistics.mean(r['unique'] for r in rows),
+                 statistics.mean(r['umass'] for r in rows)), flush=True)
+
+
 def main(mode, name, *multiples):
     from gensim_anchor import AnchorModel, rectify as R
+    if mode == 'nystrom':
+        return nystrom(name, [int(m) for m in multiples])
     from gensim_anchor.cooccurrence import build_cooccurrence
     corpus, dictionary = bench_rectify.load(name)
     train, heldout = bench_dropin.split(corpus, 0)
