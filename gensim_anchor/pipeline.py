@@ -236,16 +236,17 @@ def _fit(cooc, options, id2word, documents):
     # JAX's, beside which numpy's products are small (K x V), and BLAS threads would only fight
     # with XLA's for the cores (seen: 10x slower Gram products). Scoped, restored on exit.
     with threadpool_limits(limits=1, user_api='blas'):
-        return _fit_stages(cooc, options, id2word, documents, K, timings, rectification)
+        return _fit_stages(cooc, options, id2word, documents, timings, rectification)
 
 
-def _fit_stages(cooc, options, id2word, documents, K, timings, rectification):
+def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     """Anchors, recovery and alpha on (possibly rectified) statistics."""
     # The JAX stages are imported here, not at module level: a saved model loads without JAX.
     from .anchors import (anchor_rows, find_anchors, project_rows, resolve_seeds, select_candidates,
                           single_word_anchors)
     from .recovery import recover
 
+    K = options.num_topics
     start = time.perf_counter()
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)

@@ -464,8 +464,8 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=
     mask = active[:, None].astype(np.float64)
 
     # Subspace iteration corrects the rounding of its earlier steps, so all but the last product
-    # of the range finder are float32 (sparse products at about half the cost, with H~ cast
-    # once); the last one and the Rayleigh-Ritz product are float64. (Dense Q would be cast anew
+    # of the range finder are float32 (sparse products at about half the cost: _defaults.Q_COSTS;
+    # H~ cast once); the last one and the Rayleigh-Ritz product are float64. (Dense Q would be cast anew
     # by each float32 product: it stays float64.)
     fast, fast_cooc = np.float64, cooc
     if isinstance(cooc, Cooccurrence) and cooc.mode == 'implicit':
@@ -507,26 +507,24 @@ def _orthonormal(X):
     """An orthonormal basis of the span of X's columns (V x b, full column rank).
 
     Cholesky QR, twice (Fukaya et al. 2014, "CholeskyQR2"): two V x b x b products and a b x b
-    Cholesky per pass, five to seven times faster than Householder QR on the tall thin blocks
-    here (2 cores; only the span matters to the subspace iterations, and it is the same). The
-    first pass leaves an orthogonality error of about cond(X)^2 x eps, which the second
-    removes while cond(X) < 1e8; a block worse than that (diagonal of the first factor spread
-    by more than 1e-6, which bounds cond(X) from below) goes to Householder QR.
+    Cholesky per pass, several times faster than Householder QR on the tall thin blocks here
+    (``python benchmarks/bench_enn_large.py nystrom kos``; only the span matters to the subspace
+    iterations, and it is the same). The first pass leaves an orthogonality error of about
+    cond(X)^2 x eps, which the second removes while cond(X) < 1e8; a block worse than that
+    goes to Householder QR: one whose Cholesky fails, or whose first factor has a diagonal
+    spread by more than 1e-6 (which bounds cond(X) from below), a margin below that limit.
     """
-    gram = X.T @ X
+    Q = X
     try:
-        L = np.linalg.cholesky(gram)
+        for step in range(2):
+            L = np.linalg.cholesky(Q.T @ Q)
+            d = np.diag(L)
+            if step == 0 and not d.min() > 1e-6 * d.max():  # also false for NaN
+                raise np.linalg.LinAlgError("too ill-conditioned for Cholesky QR")
+            Q = Q @ np.linalg.inv(L).T
     except np.linalg.LinAlgError:
         return np.linalg.qr(X)[0]
-    d = np.abs(np.diag(L))
-    if not np.all(np.isfinite(d)) or d.min() <= 1e-6 * d.max():
-        return np.linalg.qr(X)[0]
-    X = X @ np.linalg.inv(L).T
-    try:
-        L = np.linalg.cholesky(X.T @ X)
-    except np.linalg.LinAlgError:
-        return np.linalg.qr(X)[0]
-    return X @ np.linalg.inv(L).T
+    return Q
 
 
 def _gram_distance(Y1, Y2):
@@ -548,9 +546,9 @@ def _correction_products(Y, large, basis, rows=_BLOCK_ROWS, buf=None):
     The words are taken in the order L first, then the others, so that the transposed part
     (rows L, columns outside L) is a product over the V - l other rows only.
 
-    ``buf``, float32 of shape (rows, l), is the block's memory if given: the caller's one
-    allocation for all iterations (a fresh 100 MB array would cost its page faults, about a
-    quarter of the products' time, at every call).
+    ``buf``, float32 of shape (rows, l), is the block's memory if given (its length then sets
+    ``rows``): the caller's one allocation for all iterations, so that a block of up to 8192 x l
+    is not allocated, and page-faulted, at every call.
 
     Returns
     -------
@@ -673,8 +671,8 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     -----
     Cost per iteration: the V x l product (O(V l K)), two products of it with the block
     (O(V l b), the second over the V - l rows outside L only), an orthonormal basis of V x b
-    (:func:`_orthonormal`): O(V l b) time and O(V b + 8192 l) memory, never V x V. On KOS
-    (K = 50, l = 3,913) an iteration takes about 0.1 s on 2 cores, 80% of it in the products.
+    (:func:`_orthonormal`): O(V l b) time and O(V b + 8192 l) memory, never V x V. Seconds per
+    iteration: ``python benchmarks/bench_enn_large.py nystrom kos``.
     """
     tol = ENN_TOL if tol is None else tol
     relaxation = ENN_RELAXATION if relaxation is None else float(relaxation)

@@ -315,20 +315,30 @@ def test_correction_products_by_row_blocks_match_the_dense_correction():
         assert total == pytest.approx(E.sum(), rel=1e-6)
 
 
-@pytest.mark.parametrize('case', ['random', 'graded', 'ill-conditioned', 'rank-deficient'])
-def test_orthonormal_basis_spans_the_block(case):
+@pytest.mark.parametrize('case, householder', [('random', False), ('graded', False),
+                                               ('margin', True), ('ill-conditioned', True),
+                                               ('rank-deficient', True)])
+def test_orthonormal_basis_spans_the_block(case, householder, monkeypatch):
     """Cholesky QR twice, with its fallback to Householder QR: an orthonormal basis of the same
-    span as numpy's QR, on blocks from well to badly conditioned."""
+    span as numpy's QR, on blocks from well to badly conditioned, and the fallback taken exactly
+    past the margin (Cholesky itself would still pass a condition number of 1e7)."""
     rng = np.random.default_rng(5)
     X = rng.standard_normal((400, 12))
     mix = np.linalg.qr(rng.standard_normal((12, 12)))[0]
     if case == 'graded':  # condition number 1e5, in mixed directions: CholeskyQR2's own range
         X = np.linalg.qr(X)[0] * np.logspace(0, -5, 12) @ mix
+    elif case == 'margin':  # 1e7: within CholeskyQR2's limit, past the margin
+        X = np.linalg.qr(X)[0] * np.logspace(0, -7, 12) @ mix
     elif case == 'ill-conditioned':  # 1e10: past it, so the fallback
         X = np.linalg.qr(X)[0] * np.logspace(0, -10, 12) @ mix
     elif case == 'rank-deficient':
         X[:, 3] = X[:, 0] + X[:, 1]
+    calls = []
+    qr = np.linalg.qr
+    monkeypatch.setattr(np.linalg, 'qr', lambda A, *a, **k: calls.append(1) or qr(A, *a, **k))
     B = rectify_module._orthonormal(X)
+    monkeypatch.undo()
+    assert bool(calls) == householder
     assert B.shape == X.shape and np.all(np.isfinite(B))
     np.testing.assert_allclose(B.T @ B, np.eye(12), atol=1e-12)
     if case != 'rank-deficient':
