@@ -7,7 +7,8 @@ run of each side cannot tell them apart. Here both sides are fitted once per see
 left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed changes:
 
 * ``refined``: ``AnchorModel(train, 50, refine='gibbs', random_state=s)`` (the defaults: burn-in
-  by the convergence rule, 200 sweeps at most);
+  by the convergence rule, 200 sweeps at most); with ``--etas``, once per topic-word prior of
+  the sampler (``refine_options={'eta': ...}``; ``default`` for the library's);
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
 
@@ -17,6 +18,7 @@ mean and standard deviation per method.
 Usage::
 
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined tomotopy]
+                                     [--etas default 0.02]
 """
 import argparse
 import statistics
@@ -32,12 +34,12 @@ from bench_core import machine  # noqa: E402
 K = 50
 
 
-def fit(method, train, dictionary, seed):
+def fit(method, train, dictionary, seed, eta=None):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
         model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                            random_state=seed)
+                            random_state=seed, refine_options=None if eta is None else dict(eta=eta))
         return model.get_topics(), model.alpha, time.perf_counter() - start
     topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
     return topics, alpha, time.perf_counter() - start
@@ -49,22 +51,29 @@ def main(argv=None):
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
     parser.add_argument('--methods', nargs='+', default=['refined', 'tomotopy'],
                         choices=['refined', 'tomotopy'])
+    parser.add_argument('--etas', nargs='+', default=['default'],
+                        help="the sampler's topic-word priors to run the refined model with "
+                             "('default': the library's)")
     args = parser.parse_args(argv)
     print("$ python benchmarks/bench_seeds.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    for method in args.methods:
+    runs = [(m, eta) for m in args.methods
+            for eta in (args.etas if m == 'refined' else ['default'])]
+    for method, eta in runs:
+        label = method if eta == 'default' else '%s eta=%s' % (method, eta)
         rows = []
         for seed in args.seeds:
-            topics, alpha, seconds = fit(method, train, dictionary, seed)
+            topics, alpha, seconds = fit(method, train, dictionary, seed,
+                                         None if eta == 'default' else float(eta))
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"
-                  % (args.corpus, method, seed, seconds, s['ll'], s['unique'], s['umass']), flush=True)
+                  % (args.corpus, label, seed, seconds, s['ll'], s['unique'], s['umass']), flush=True)
         ll = [r['ll'] for r in rows]
         print("  %-4s %-9s mean of %d: LL/token %.4f (sd %.4f)  unique %.2f  UMass %.3f"
-              % (args.corpus, method, len(rows), statistics.mean(ll),
+              % (args.corpus, label, len(rows), statistics.mean(ll),
                  statistics.stdev(ll) if len(ll) > 1 else 0.0,
                  statistics.mean(r['unique'] for r in rows),
                  statistics.mean(r['umass'] for r in rows)), flush=True)

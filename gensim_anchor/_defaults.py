@@ -94,7 +94,8 @@ ALPHA_SAMPLE = 1000
 # --- Refinement ---------------------------------------------------------------------------------
 #: Sub-steps of a collapsed sweep (see :func:`gensim_anchor.hybrid.gibbs_refine`).
 DEFAULT_SUBSTEPS = 2
-#: Topic-word prior of the sampler (tomotopy's and Griffiths & Steyvers' 0.01).
+#: Topic-word prior of the sampler when none is given (tomotopy's and Griffiths & Steyvers'
+#: 0.01; :class:`~gensim_anchor.AnchorModel` passes its ``eta`` instead when one was given).
 DEFAULT_ETA = 0.01
 #: The cap on sweeps of the Gibbs refinement, and the fixed burn-in of earlier versions (now
 #: chosen by the convergence rule unless given).

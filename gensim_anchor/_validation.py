@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ._defaults import DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_TOL, SAMPLERS
+from ._defaults import DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_TOL, SAMPLERS
 
 
 def check_int(name, value, *, minimum=None, allow_none=False):
@@ -269,7 +269,7 @@ def check_topics(value, name='topics', *, orientation='KV', dtype=np.float64, to
 def check_refine_options(method, options):
     """The options of a refinement (``refine_options=``, or :meth:`AnchorModel.refine`'s
     keywords), checked and completed with the defaults: one place for both doors."""
-    defaults = dict(gibbs=dict(num_sweeps=DEFAULT_SWEEPS, burn_in=None, eta=DEFAULT_ETA,
+    defaults = dict(gibbs=dict(num_sweeps=DEFAULT_SWEEPS, burn_in=None, eta=None,
                                optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
                                tol=REFINE_TOL),
                     vb=dict(passes=2, optimize_alpha=True))[method]
@@ -289,7 +289,8 @@ def check_refine_options(method, options):
     out['burn_in'] = check_int('burn_in', out['burn_in'], minimum=0, allow_none=True)
     if out['burn_in'] is not None and out['burn_in'] >= out['num_sweeps']:
         raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (out['burn_in'], out['num_sweeps']))
-    out['eta'] = check_positive_float('eta', out['eta'])
+    if out['eta'] is not None:  # None: the model's eta if it was given one, else DEFAULT_ETA
+        out['eta'] = check_positive_float('eta', out['eta'])
     out['sampler'] = check_option('sampler', out['sampler'], SAMPLERS)
     out['substeps'] = check_int('substeps', out['substeps'], minimum=1)
     out['tol'] = check_positive_float('tol', out['tol'])

@@ -141,8 +141,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         likelihood of a sample of training documents (:mod:`.dirichlet`). The others (and None,
         which means 'symmetric') are LdaModel's fixed priors.
     eta : {None, 'symmetric', 'auto', float, array}
-        LdaModel's topic-word prior; only used by :meth:`state` and :meth:`to_ldamodel` (the
-        topics are point estimates). ``'auto'`` means symmetric 1/K here.
+        LdaModel's topic-word prior, symmetric 1/K by default (``'auto'`` means the same here).
+        The anchor topics are point estimates and do not use it; :meth:`state` and
+        :meth:`to_ldamodel` do, and so does the Gibbs refinement when it is given here (one
+        number: an array that varies needs ``refine_options={'eta': ...}``). Left at None, the
+        sampler keeps its own 0.01 (see :meth:`refine`).
     iterations, gamma_threshold : int, float
         Iteration cap and tolerance of document-topic inference, as for LdaModel.
     minimum_probability, minimum_phi_value, per_word_topics, dtype :
@@ -239,8 +242,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         machine (:mod:`gensim_anchor.distributed_hybrid`).
     refine_options : dict, optional
         The refinement's options (:meth:`refine`'s keywords: for ``'gibbs'`` ``num_sweeps``
-        (the cap, default 200), ``burn_in`` (default None: by the convergence rule), ``eta``,
-        ``optimize_alpha``, ``sampler``, ``substeps``, ``tol``; for ``'vb'`` ``passes``,
+        (the cap, default 200), ``burn_in`` (default None: by the convergence rule), ``eta``
+        (default: the constructor's ``eta`` if given, else 0.01), ``optimize_alpha``, ``sampler``, ``substeps``, ``tol``; for ``'vb'`` ``passes``,
         ``optimize_alpha``), checked here.
 
     Attributes
@@ -260,7 +263,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     refinement : dict or None
         What :meth:`refine` (or ``refine=``) ran: method, seconds, and for ``'gibbs'`` the
         sweeps used (``num_sweeps``) within the cap (``max_sweeps``), the burn-in and whether
-        the convergence rule was met (``converged``); on a Dask cluster also the
+        the convergence rule was met (``converged``) and the prior ``eta``; on a Dask cluster also the
         ``partitions``, ``workers`` and the partitions rebuilt after a lost worker
         (``recovered``).
 
@@ -314,6 +317,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                            ('auto', 'symmetric', 'asymmetric'))
         self.eta_arg = check.check_prior('eta', eta, self.num_terms, ('auto', 'symmetric'),
                                          topics=self.num_topics)
+        if self.refine_method == 'gibbs' and self.refine_options['eta'] is None:
+            self._gibbs_eta(self.refine_options)  # an eta the sampler cannot take fails before the fit
         self.alpha_sample = check.check_int('alpha_sample', alpha_sample, minimum=1)
         self.dtype = check.check_float_dtype('dtype', dtype)
         self.random_state = utils.get_random_state(random_state)
@@ -569,6 +574,23 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                 self.alpha[i], self.refinement['method'], self.anchor_words[i], topic)
         return shown
 
+    def _gibbs_eta(self, options):
+        """The Gibbs refinement's topic-word prior: ``options['eta']`` when given, else the
+        model's ``eta`` when the constructor was given one ('symmetric' and 'auto': 1/K), else
+        :data:`~gensim_anchor._defaults.DEFAULT_ETA`. The sampler's prior is one number."""
+        if options['eta'] is not None:
+            return float(options['eta'])
+        eta = self.eta_arg
+        if eta is None:
+            return DEFAULT_ETA
+        if isinstance(eta, str):
+            return 1.0 / self.num_topics
+        if eta.ndim and eta.size and np.ptp(eta) > 0:
+            raise ValueError("the Gibbs refinement takes one symmetric eta, and this model's eta "
+                             "varies (an array from %.3g to %.3g): give the sampler its own, e.g. "
+                             "refine_options={'eta': %.3g}" % (eta.min(), eta.max(), DEFAULT_ETA))
+        return float(eta.reshape(-1)[0])
+
     def _eta(self):
         """eta from the constructor's argument (only state() and to_ldamodel() use it)."""
         if isinstance(self.eta_arg, np.ndarray):  # LdaModel's eta: per word, or per topic and word
@@ -765,7 +787,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         return lda
 
     def refine(self, corpus=None, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
-               passes=2, eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
+               passes=2, eta=None, optimize_alpha=True, sampler='collapsed',
                substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None, client=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
@@ -794,7 +816,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             likelihood of the training tokens has settled (``tol``), and the sampler stops
             early (:func:`~gensim_anchor.hybrid.gibbs_refine` states the rule). An int runs
             exactly ``num_sweeps``.
-        eta, optimize_alpha, sampler, substeps, tol : see
+        eta : float, optional
+            The sampler's symmetric topic-word prior. None (default): the constructor's
+            ``eta`` if it was given one (``'symmetric'`` and ``'auto'``: 1/K, LdaModel's
+            default), else 0.01 (:data:`~gensim_anchor._defaults.DEFAULT_ETA`).
+        optimize_alpha, sampler, substeps, tol : see
             :func:`~gensim_anchor.hybrid.gibbs_refine` (``sampler`` ``'collapsed'``, AD-LDA's
             parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``,
             ``optimize_alpha`` turns on LdaModel's alpha updates and the others are unused.
@@ -853,6 +879,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             _check_dask_refinement(method, options)
         if method == 'gibbs':
             seed = self._projection_seed if random_state is None else random_state
+            options = dict(options, eta=self._gibbs_eta(options))
             if dask:
                 # JAX is imported inside: a saved model loads without it.
                 from .distributed_hybrid import gibbs_refine_dask
@@ -868,7 +895,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             topics, alpha = result.topics, result.alpha
             settings = dict(num_sweeps=result.num_sweeps, burn_in=result.burn_in,
                             sampler=options['sampler'], max_sweeps=options['num_sweeps'],
-                            converged=bool(result.converged))
+                            converged=bool(result.converged), eta=options['eta'])
             if options['sampler'] == 'collapsed':
                 settings['substeps'] = options['substeps']
             if dask:

@@ -93,6 +93,9 @@ def test_refine_without_a_corpus_uses_the_kept_documents(data):
     (dict(refine='gibbs', refine_options=dict(num_sweeps=2.5)), TypeError, "num_sweeps must be an integer"),
     (dict(refine='gibbs', refine_options=dict(sampler='slice')), ValueError, "sampler must be one of"),
     (dict(refine='gibbs', refine_options=[('num_sweeps', 3)]), TypeError, "refine_options must be a dict"),
+    (dict(refine='gibbs', refine_options=dict(eta=0.0)), ValueError, "eta must be"),
+    (dict(refine='gibbs', eta=[0.1, 0.2]), ValueError,
+     r"takes one symmetric eta, and this model's eta varies \(an array from 0.1 to 0.2\)"),
 ])
 def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, message):
     def unread():
@@ -101,6 +104,34 @@ def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, m
 
     with pytest.raises(error, match=message):
         AnchorModel(unread(), num_topics=2, id2word={0: 'a', 1: 'b'}, **kwargs)
+
+
+def test_the_sampler_takes_the_models_eta_when_one_was_given(data):
+    """The Gibbs refinement samples under the constructor's eta (LdaModel's topic-word prior,
+    'symmetric' meaning 1/K) when one was given, else its own 0.01; refine_options win."""
+    _, corpus = data
+    options = dict(num_sweeps=20, burn_in=10)
+
+    def refined(**kwargs):
+        return AnchorModel(corpus, refine='gibbs', refine_options=options, **FIT, **kwargs)
+
+    default = refined()
+    assert default.refinement['eta'] == 0.01
+    np.testing.assert_array_equal(default.get_topics(), refined(eta=0.01).get_topics())
+    given = refined(eta=0.3)
+    assert given.refinement['eta'] == 0.3
+    np.testing.assert_array_equal(given.get_topics(),
+                                  AnchorModel(corpus, refine='gibbs', **FIT,
+                                              refine_options=dict(options, eta=0.3)).get_topics())
+    assert not np.allclose(given.get_topics(), default.get_topics(), atol=1e-3)
+    assert refined(eta='symmetric').refinement['eta'] == 1.0 / K
+    assert refined(eta=np.full(V, 0.2)).refinement['eta'] == 0.2
+    # refine_options' eta over the model's; refine() takes the model's too
+    both = AnchorModel(corpus, refine='gibbs', eta=0.3, **FIT, refine_options=dict(options, eta=0.05))
+    assert both.refinement['eta'] == 0.05
+    later = AnchorModel(corpus, eta=0.3, **FIT).refine(corpus, 'gibbs', **options)
+    assert later.refinement['eta'] == 0.3
+    np.testing.assert_array_equal(later.get_topics(), given.get_topics())
 
 
 @pytest.mark.parametrize('refine, options, message', [
