@@ -75,7 +75,7 @@ def test_refine_replaces_topics_and_records_it(semi_synthetic, tmp_path):
     np.testing.assert_array_equal(refined.anchors, anchors)
     refined.refine(train, num_sweeps=4, burn_in=2)
     assert refined.refinement == dict(method='gibbs', num_sweeps=4, burn_in=2, sampler='collapsed',
-                                      substeps=2, max_sweeps=4, converged=True,
+                                      substeps=2, max_sweeps=4, converged=True, eta=0.01,
                                       seconds=refined.refinement['seconds'])
     loaded = AnchorModel.load(_saved(refined, tmp_path / 'b.model'))
     assert loaded.refinement['method'] == 'gibbs'
