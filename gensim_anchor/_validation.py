@@ -289,7 +289,7 @@ def check_refine_options(method, options):
     out['burn_in'] = check_int('burn_in', out['burn_in'], minimum=0, allow_none=True)
     if out['burn_in'] is not None and out['burn_in'] >= out['num_sweeps']:
         raise ValueError("burn_in=%d must be smaller than num_sweeps=%d" % (out['burn_in'], out['num_sweeps']))
-    if out['eta'] is not None:  # None: the model's eta if it was given one, else DEFAULT_ETA
+    if out['eta'] is not None:  # None: the model's eta (1/K unless given)
         out['eta'] = check_positive_float('eta', out['eta'])
     out['sampler'] = check_option('sampler', out['sampler'], SAMPLERS)
     out['substeps'] = check_int('substeps', out['substeps'], minimum=1)

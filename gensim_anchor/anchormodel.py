@@ -64,7 +64,7 @@ from gensim.models import basemodel
 
 from . import _validation as check
 from . import pipeline
-from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, DEFAULT_ETA, REFINE_TOL,
+from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL,
                         DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
@@ -142,10 +142,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         which means 'symmetric') are LdaModel's fixed priors.
     eta : {None, 'symmetric', 'auto', float, array}
         LdaModel's topic-word prior, symmetric 1/K by default (``'auto'`` means the same here).
-        The anchor topics are point estimates and do not use it; :meth:`state` and
-        :meth:`to_ldamodel` do, and so does the Gibbs refinement when it is given here (one
-        number: an array that varies needs ``refine_options={'eta': ...}``). Left at None, the
-        sampler keeps its own 0.01 (see :meth:`refine`).
+        The anchor topics are point estimates and do not use it; :meth:`state`,
+        :meth:`to_ldamodel` and the refinements do (the Gibbs sampler takes one number: an array
+        that varies needs ``refine_options={'eta': ...}``).
     iterations, gamma_threshold : int, float
         Iteration cap and tolerance of document-topic inference, as for LdaModel.
     minimum_probability, minimum_phi_value, per_word_topics, dtype :
@@ -243,8 +242,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     refine_options : dict, optional
         The refinement's options (:meth:`refine`'s keywords: for ``'gibbs'`` ``num_sweeps``
         (the cap, default 200), ``burn_in`` (default None: by the convergence rule), ``eta``
-        (default: the constructor's ``eta`` if given, else 0.01), ``optimize_alpha``, ``sampler``, ``substeps``, ``tol``; for ``'vb'`` ``passes``,
-        ``optimize_alpha``), checked here.
+        (default: the model's ``eta``, 1/K unless given), ``optimize_alpha``,
+        ``sampler``, ``substeps``, ``tol``; for ``'vb'`` ``passes``, ``optimize_alpha``),
+        checked here.
 
     Attributes
     ----------
@@ -263,8 +263,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     refinement : dict or None
         What :meth:`refine` (or ``refine=``) ran: method, seconds, and for ``'gibbs'`` the
         sweeps used (``num_sweeps``) within the cap (``max_sweeps``), the burn-in and whether
-        the convergence rule was met (``converged``) and the prior ``eta``; on a Dask cluster also the
-        ``partitions``, ``workers`` and the partitions rebuilt after a lost worker
+        the convergence rule was met (``converged``) and the prior ``eta``; on a Dask cluster
+        also the ``partitions``, ``workers`` and the partitions rebuilt after a lost worker
         (``recovered``).
 
     """
@@ -576,19 +576,17 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     def _gibbs_eta(self, options):
         """The Gibbs refinement's topic-word prior: ``options['eta']`` when given, else the
-        model's ``eta`` when the constructor was given one ('symmetric' and 'auto': 1/K), else
-        :data:`~gensim_anchor._defaults.DEFAULT_ETA`. The sampler's prior is one number."""
+        model's ``eta`` (1/K unless the constructor was given another). The sampler's prior is
+        one number."""
         if options['eta'] is not None:
             return float(options['eta'])
         eta = self.eta_arg
-        if eta is None:
-            return DEFAULT_ETA
-        if isinstance(eta, str):
+        if eta is None or isinstance(eta, str):  # None, 'symmetric', 'auto': LdaModel's 1/K
             return 1.0 / self.num_topics
         if eta.ndim and eta.size and np.ptp(eta) > 0:
             raise ValueError("the Gibbs refinement takes one symmetric eta, and this model's eta "
                              "varies (an array from %.3g to %.3g): give the sampler its own, e.g. "
-                             "refine_options={'eta': %.3g}" % (eta.min(), eta.max(), DEFAULT_ETA))
+                             "refine_options={'eta': %.3g}" % (eta.min(), eta.max(), 1.0 / self.num_topics))
         return float(eta.reshape(-1)[0])
 
     def _eta(self):
@@ -817,9 +815,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             early (:func:`~gensim_anchor.hybrid.gibbs_refine` states the rule). An int runs
             exactly ``num_sweeps``.
         eta : float, optional
-            The sampler's symmetric topic-word prior. None (default): the constructor's
-            ``eta`` if it was given one (``'symmetric'`` and ``'auto'``: 1/K, LdaModel's
-            default), else 0.01 (:data:`~gensim_anchor._defaults.DEFAULT_ETA`).
+            The sampler's symmetric topic-word prior. None (default): the model's ``eta``,
+            1/K (LdaModel's default) unless the constructor was given another; see
+            :data:`~gensim_anchor._defaults.DEFAULT_ETA` for the measurements.
         optimize_alpha, sampler, substeps, tol : see
             :func:`~gensim_anchor.hybrid.gibbs_refine` (``sampler`` ``'collapsed'``, AD-LDA's
             parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``,

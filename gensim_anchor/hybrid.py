@@ -27,7 +27,7 @@ Two samplers (``sampler=``):
     processor per document. Moving a whole short document at once overestimates alpha (its
     tokens do not see each other's moves); sub-steps reduce that: on 12-token documents drawn
     with alpha = 0.2 the fitted alpha averages 0.34 with 1 sub-step, 0.30 with 2 and 0.23 with
-    12 (``tests/test_hybrid.py``). On the real corpora of the benchmark 2 sub-steps gave the
+    12 (at eta = 0.01; ``tests/test_hybrid.py``). On the real corpora of the benchmark 2 sub-steps gave the
     best balance of held-out likelihood and coherence.
     Measured against tomotopy's sequential sampler: see ``benchmarks/bench_beyond.py``.
 
@@ -442,7 +442,7 @@ def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, subs
     if burn_in is None and num_sweeps < 2:
         raise ValueError("num_sweeps must be >= 2 with burn_in=None (a burn-in and an average)")
     tol = check.check_positive_float('tol', tol)
-    eta = check.check_positive_float('eta', eta)
+    eta = 1.0 / K if eta is None else check.check_positive_float('eta', eta)
     sampler = check.check_option('sampler', sampler, SAMPLERS)
     substeps = check.check_int('substeps', substeps, minimum=1)
     return topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps
@@ -479,8 +479,9 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
         than ``tol`` nats per token per sweep since the previous check. The topics are then
         averaged over ``max(REFINE_AVERAGE, burn_in)`` more sweeps, within the cap. If it
         never settles, burn-in ends at half the cap (``converged`` is False).
-    eta : float
-        Symmetric topic-word prior.
+    eta : float, optional
+        Symmetric topic-word prior; None (default): 1/K, LdaModel's default
+        (:data:`~gensim_anchor._defaults.DEFAULT_ETA` gives the measurements behind it).
     optimize_alpha : bool
         Update an asymmetric alpha by Minka's fixed point every sweep.
     sampler : {'collapsed', 'blocked'}

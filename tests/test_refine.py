@@ -106,9 +106,9 @@ def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, m
         AnchorModel(unread(), num_topics=2, id2word={0: 'a', 1: 'b'}, **kwargs)
 
 
-def test_the_sampler_takes_the_models_eta_when_one_was_given(data):
-    """The Gibbs refinement samples under the constructor's eta (LdaModel's topic-word prior,
-    'symmetric' meaning 1/K) when one was given, else its own 0.01; refine_options win."""
+def test_the_sampler_takes_the_models_eta(data):
+    """The Gibbs refinement samples under the model's eta: LdaModel's 1/K unless the constructor
+    was given another ('symmetric' and 'auto' are 1/K); refine_options' eta wins."""
     _, corpus = data
     options = dict(num_sweeps=20, burn_in=10)
 
@@ -116,22 +116,26 @@ def test_the_sampler_takes_the_models_eta_when_one_was_given(data):
         return AnchorModel(corpus, refine='gibbs', refine_options=options, **FIT, **kwargs)
 
     default = refined()
-    assert default.refinement['eta'] == 0.01
-    np.testing.assert_array_equal(default.get_topics(), refined(eta=0.01).get_topics())
-    given = refined(eta=0.3)
-    assert given.refinement['eta'] == 0.3
+    assert default.refinement['eta'] == 1.0 / K
+    np.testing.assert_array_equal(default.get_topics(), refined(eta=1.0 / K).get_topics())
+    given = refined(eta=0.03)
+    assert given.refinement['eta'] == 0.03
     np.testing.assert_array_equal(given.get_topics(),
                                   AnchorModel(corpus, refine='gibbs', **FIT,
-                                              refine_options=dict(options, eta=0.3)).get_topics())
+                                              refine_options=dict(options, eta=0.03)).get_topics())
     assert not np.allclose(given.get_topics(), default.get_topics(), atol=1e-3)
-    assert refined(eta='symmetric').refinement['eta'] == 1.0 / K
+    assert refined(eta='symmetric').refinement['eta'] == refined(eta='auto').refinement['eta'] == 1.0 / K
     assert refined(eta=np.full(V, 0.2)).refinement['eta'] == 0.2
-    # refine_options' eta over the model's; refine() takes the model's too
-    both = AnchorModel(corpus, refine='gibbs', eta=0.3, **FIT, refine_options=dict(options, eta=0.05))
-    assert both.refinement['eta'] == 0.05
-    later = AnchorModel(corpus, eta=0.3, **FIT).refine(corpus, 'gibbs', **options)
-    assert later.refinement['eta'] == 0.3
+    # refine_options' eta over the model's; refine() takes the model's too, and gibbs_refine
+    # alone defaults to 1/K as well
+    both = AnchorModel(corpus, refine='gibbs', eta=0.3, **FIT, refine_options=dict(options, eta=0.03))
+    assert both.refinement['eta'] == 0.03
+    later = AnchorModel(corpus, eta=0.03, **FIT).refine(corpus, 'gibbs', **options)
     np.testing.assert_array_equal(later.get_topics(), given.get_topics())
+    plain = AnchorModel(corpus, **FIT)
+    alone = gibbs_refine(plain.get_topics(), plain.alpha, corpus, p_z=plain.p_z,
+                         random_state=plain._projection_seed, **options)
+    np.testing.assert_allclose(alone.topics, default.get_topics(), rtol=1e-6)
 
 
 @pytest.mark.parametrize('refine, options, message', [
