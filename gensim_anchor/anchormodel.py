@@ -576,24 +576,22 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     def _gibbs_eta(self, options):
         """The Gibbs refinement's topic-word prior: ``options['eta']`` when given, else the
-        model's ``eta`` (1/K unless the constructor was given another). The sampler's prior is
-        one number."""
+        model's :meth:`_eta`, which the sampler takes only as one number."""
         if options['eta'] is not None:
             return float(options['eta'])
-        eta = self.eta_arg
-        if eta is None or isinstance(eta, str):  # None, 'symmetric', 'auto': LdaModel's 1/K
-            return 1.0 / self.num_topics
-        if eta.ndim and eta.size and np.ptp(eta) > 0:
+        eta = self._eta()
+        if np.ptp(eta) > 0:
             raise ValueError("the Gibbs refinement takes one symmetric eta, and this model's eta "
                              "varies (an array from %.3g to %.3g): give the sampler its own, e.g. "
                              "refine_options={'eta': %.3g}" % (eta.min(), eta.max(), 1.0 / self.num_topics))
-        return float(eta.reshape(-1)[0])
+        return float(eta.flat[0])
 
     def _eta(self):
-        """eta from the constructor's argument (only state() and to_ldamodel() use it)."""
+        """eta from the constructor's argument, LdaModel's: 1/K per word unless given (used by
+        state(), to_ldamodel() and the Gibbs refinement; one number while num_terms is unknown)."""
         if isinstance(self.eta_arg, np.ndarray):  # LdaModel's eta: per word, or per topic and word
             return check.check_prior('eta', self.eta_arg, self.num_terms, (), topics=self.num_topics)
-        return np.full(self.num_terms, 1.0 / self.num_topics)
+        return np.full(() if self.num_terms is None else self.num_terms, 1.0 / self.num_topics)
 
     # ------------------------------------------------------------------------------------------
     # Documents

@@ -27,8 +27,8 @@ Two samplers (``sampler=``):
     processor per document. Moving a whole short document at once overestimates alpha (its
     tokens do not see each other's moves); sub-steps reduce that: on 12-token documents drawn
     with alpha = 0.2 the fitted alpha averages 0.34 with 1 sub-step, 0.30 with 2 and 0.23 with
-    12 (at eta = 0.01; ``tests/test_hybrid.py``). On the real corpora of the benchmark 2 sub-steps gave the
-    best balance of held-out likelihood and coherence.
+    12 (at eta = 0.01; ``tests/test_hybrid.py``). On the real corpora of the benchmark 2
+    sub-steps gave the best balance of held-out likelihood and coherence.
     Measured against tomotopy's sequential sampler: see ``benchmarks/bench_beyond.py``.
 
 ``'blocked'``
