@@ -289,6 +289,15 @@ def _install_checked_cache(path):
         pass
 
 
+def bucket(n):
+    """``n`` rounded up by at most 1/8 to a number with 4 significant bits: inputs of similar
+    sizes (corpora, Dask partitions, sets of anchor candidates) padded to it share one compiled
+    program."""
+    n = max(int(n), 1)
+    step = 1 << max(n.bit_length() - 4, 0)
+    return -(-n // step) * step
+
+
 # ----------------------------------------------------------------------------------------------
 # Compiled programs kept whole: a later process skips tracing and lowering too.
 # ----------------------------------------------------------------------------------------------

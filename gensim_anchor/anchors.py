@@ -11,6 +11,12 @@ convex hull of the K anchor rows. FastAnchorWords
 3. **cleanup**: for i = 1..K, replaces the i-th anchor by the point farthest from the span of the
    other K-1 (the step that the authors' code and the public ports leave out).
 
+Which words are candidates decides what the search can find: a rare word's row is mostly
+sampling noise, which the farthest-point search mistakes for an extreme point.
+:func:`select_candidates` applies a fixed document-frequency threshold (the default);
+:func:`choose_candidates` (``anchor_min_df='auto'``) picks the one whose anchors replicate on a
+held-out half of the documents.
+
 Seeded anchors (``seeds``) start the span in step 2 and are left alone by step 3: the user fixes
 some topics by their anchor words and the others are found around them. A seed may be a group
 of words, whose pseudo-row of Q-bar is :func:`combine_rows` of the words' rows (tandem anchors,
@@ -36,6 +42,7 @@ Examples
     [2, 3, 4]
 
 """
+import functools
 import math
 import numbers
 import warnings
@@ -47,13 +54,15 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as check
-from ._compile_cache import stored_jit
-from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM
-# Columns of the random projection generated at a time.
-_PROJECTION_BLOCK = 128
+from ._compile_cache import bucket, stored_jit
+from ._defaults import (CANDIDATE_LEVELS, CANDIDATE_SCORE_DIM, DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION,
+                        DEFAULT_PROJECTION_DIM)
+from .cooccurrence import implicit_block, projection_blocks, quarter_sums
 # A squared residual below this fraction of the largest squared row norm is rounding, not a
 # new direction (the rank test of find_anchors, on the device and in its error message).
 _RANK_TOL = 1e-24
+#: The adaptive rule's lowest threshold is 2 x MIN_HALF_DOCS documents (choose_candidates).
+MIN_HALF_DOCS = 5
 
 
 class AnchorResult(NamedTuple):
@@ -113,6 +122,173 @@ def select_candidates(doc_freq, p_w, anchor_min_df, num_docs, num_topics, num_se
     check.check_candidate_count(len(candidates), num_topics, num_seeds, min_df=min_df,
                                 default=None if anchor_min_df is not None else num_docs)
     return candidates, min_df
+
+
+class CandidateChoice(NamedTuple):
+    """Outcome of :func:`choose_candidates`.
+
+    Attributes
+    ----------
+    candidates : numpy.ndarray of int
+        The chosen candidates' word ids, ascending.
+    min_df : int
+        The chosen threshold, in documents.
+    levels : tuple of (int, int, float)
+        (threshold in documents, candidates, held-out log-volume) of each threshold scored.
+
+    """
+    candidates: np.ndarray
+    min_df: int
+    levels: tuple
+
+
+def _search_subset(Y, count, num_topics, cleanup):
+    """:func:`find_anchors` on the first ``count`` rows of Y, padded with masked zero rows to a
+    :func:`~gensim_anchor._compile_cache.bucket` (one compiled search for similar counts); None
+    when they span fewer than K directions."""
+    size = bucket(count)
+    Z = np.zeros((size, Y.shape[1]))
+    Z[:count] = Y[:count]
+    try:
+        return find_anchors(Z, num_topics, candidates=np.arange(size) < count, cleanup=cleanup).indices
+    except ValueError:
+        return None
+
+
+def _held_out_log_volume(Y, noise, anchors):
+    """Log-volume of the simplex of the rows ``Y[anchors]``, each squared Gram-Schmidt residual
+    less the expected share of the rows' sampling noise, floored at 1e-12 of the largest; -inf
+    when the rows are degenerate.
+
+    ``noise`` is the expected squared norm of each row's noise. Isotropic noise (as a Gaussian
+    projection makes it) keeps (d - j)/d of it in the residual of the j-th difference
+    :math:`y_{s_j} - y_{s_0}` from the span of the j before it, in d dimensions.
+    """
+    P = Y[anchors]
+    X = P[1:] - P[0]
+    try:  # Cholesky of the Gram matrix: its squared diagonal holds the Gram-Schmidt residuals
+        r2 = np.diag(np.linalg.cholesky(X @ X.T)) ** 2
+    except np.linalg.LinAlgError:
+        return -math.inf
+    d = Y.shape[1]
+    debiased = r2 - (noise[anchors[1:]] + noise[anchors[0]]) * (d - np.arange(len(X))) / d
+    return 0.5 * float(np.sum(np.log(np.maximum(debiased, 1e-12 * r2.max()))))
+
+
+def _halves(Y_parts, masses):
+    """Rows of the two halves from the quarters' (a0, a1, b0, b1), and each half's sampling noise
+    per row. Q is a sum over documents: a half's row is its quarters' rows weighted by their
+    shares w of the word's pairs (``masses``: M p(w) per quarter); with the quarters' noise
+    equal, :math:`\\mathrm{Var}(w_0 y_0 + w_1 y_1) = (w_0^2 + w_1^2)\\,E\\|y_0 - y_1\\|^2 / 2`."""
+    rows, noise = [], []
+    for i in (0, 2):
+        total = masses[i] + masses[i + 1]
+        w0, w1 = masses[i] / total, masses[i + 1] / total
+        rows.append(Y_parts[i] * w0[:, None] + Y_parts[i + 1] * w1[:, None])
+        noise.append((w0 ** 2 + w1 ** 2) * np.sum((Y_parts[i] - Y_parts[i + 1]) ** 2, axis=1) / 2)
+    return rows, noise
+
+
+def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM, seed=0, *,
+                      cleanup=True, levels=CANDIDATE_LEVELS):
+    """The adaptive anchor-candidate rule: the threshold whose anchors replicate in held-out data.
+
+    A rare word's row of Q-bar is mostly sampling noise, and noise makes a row look extreme:
+    the farthest-point search picks exactly those rows when the threshold is too low; too high
+    a threshold drops the true anchors. Which threshold is right depends on the corpus (the
+    vocabulary, the documents' number and length, the topics). The rule measures it:
+
+    1. the documents are cut in quarters (documents 0, 4, 8, ...; 2, 6, 10, ...; 1, 5, 9, ...;
+       3, 7, 11, ...: :func:`~gensim_anchor.cooccurrence.split_quarters`), two of which make
+       each half, and the candidates' rows of Q-bar are projected for each quarter with one
+       Gaussian matrix (the fit's seed; the halves' rows are the quarters' rows weighted by
+       their shares of each word's pairs). The difference of a half's two
+       quarters estimates that half's sampling noise per row, :math:`\\sigma_w^2 = (w_0^2 +
+       w_1^2)\\|\\bar q^{0}_w - \\bar q^{1}_w\\|^2/2`, independently of the other half (a noise
+       estimate that involved the half the anchors are chosen on would carry their selection:
+       they are picked partly for their noise);
+    2. each threshold of ``levels`` (issue 13's fixed thresholds: 100 documents and 0.1%, 0.3%,
+       1% and 3% of the documents) is scored by finding the anchors on one half and measuring
+       on the other the log-volume of the simplex their held-out rows span, each squared
+       Gram-Schmidt residual less the held-out noise it carries, and the other way round (the
+       mean of the two). A noise pick does not replicate: its held-out row is an ordinary one,
+       and the volume it seemed to add is gone. A true anchor that the threshold drops takes
+       real volume with it. So the held-out volume peaks where the anchors are extreme in the
+       population, not by chance;
+    3. the threshold of largest held-out volume wins (ties: the higher threshold; the volume
+       need not fall steadily on either side of its peak, so every threshold is scored), and
+       the anchors are then found among its candidates on the whole corpus, as with a fixed
+       threshold.
+
+    Thresholds are at least 10 documents (:data:`MIN_HALF_DOCS` per half) and those with
+    fewer than ``num_topics`` candidates are skipped. The cost is two anchor searches per
+    threshold, on its candidates, and the projection of the lowest threshold's rows, in
+    ``projection_dim`` (:data:`~gensim_anchor._defaults.CANDIDATE_SCORE_DIM`) dimensions.
+
+    Measured on 13 semi-synthetic corpora with known topics (``python
+    benchmarks/bench_candidates.py``, ``benchmarks/results/bench_candidates.log``).
+
+    Parameters
+    ----------
+    cooc : :class:`~gensim_anchor.cooccurrence.Cooccurrence`
+        Implicit-mode statistics.
+    p_w : numpy.ndarray, shape (V,)
+        Row sums of Q.
+    num_topics : int
+        K.
+    projection_dim, seed :
+        The scoring projection, as :func:`project_rows` (the fit's seed: its first columns).
+    cleanup : bool
+        As :func:`find_anchors`, for the searches that score the thresholds.
+    levels : sequence of int or float
+        The thresholds (as ``anchor_min_df``).
+
+    Returns
+    -------
+    CandidateChoice or None
+        None when the statistics cannot be split (see :func:`~gensim_anchor.cooccurrence.split_quarters`) or no threshold
+        has ``num_topics`` candidates seen in both halves: the caller then uses the fixed rule
+        (:func:`select_candidates`), with its errors.
+    """
+    # Sums over documents: a distributed corpus adds up its partitions' (each with its offset).
+    sums_of = getattr(cooc, 'quarter_sums', None) or functools.partial(quarter_sums, cooc)
+    first = sums_of(None, projection_dim, seed)
+    if first is None or (first[0] < 1).any():
+        return None
+    docs, masses_all, _ = first
+    p_parts = np.maximum(masses_all, 0.0) / docs[:, None]
+    # At least MIN_HALF_DOCS documents per half: a quarters' difference estimates a row's noise
+    # only when each quarter's row averages a few documents (from one, it is as large and as
+    # variable as the rows themselves, and the correction means nothing).
+    floor = 2 * MIN_HALF_DOCS
+    thresholds = sorted({max(floor, resolve_min_df(level, cooc.num_docs)) for level in levels})
+    words = np.flatnonzero((cooc.doc_freq >= thresholds[0]) & (p_w > 0) & np.all(p_parts > 0, axis=0))
+    if len(words) < num_topics:
+        return None
+    # The rows most frequent first: each threshold's candidates are then the first rows.
+    order = words[np.argsort(-cooc.doc_freq[words], kind='stable')]
+    df = cooc.doc_freq[order]
+    raw = sums_of(order, projection_dim, seed)[2]
+    Y_parts = [raw[i].astype(np.float64) / (docs[i] * p_parts[i][order, None]) for i in range(4)]
+    halves_rows, noise = _halves(Y_parts, [masses_all[i][order] for i in range(4)])
+    scored, seen = [], set()
+    for t in reversed(thresholds):
+        count = int(np.sum(df >= t))
+        if count < num_topics or count in seen:  # nested sets: same count, same set
+            continue
+        seen.add(count)
+        score = 0.0
+        for fit, held in ((0, 1), (1, 0)):
+            found = _search_subset(halves_rows[fit], count, num_topics, cleanup)
+            if found is None:
+                score = -math.inf
+                break
+            score += _held_out_log_volume(halves_rows[held], noise[held], found) / 2
+        scored.append((t, count, score))
+    best = max(scored, key=lambda level: level[2], default=None)  # ties: the higher threshold
+    if best is None or not math.isfinite(best[2]):
+        return None
+    return CandidateChoice(np.sort(order[:best[1]]), best[0], tuple(scored))
 
 
 def resolve_seeds(seeds, id2word, p_w):
@@ -186,8 +362,6 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
         return cooc.coordinates(rows, p_w)
     if not projection_dim or projection_dim >= V:
         return np.vstack([cooc.rows(rows) / p_w[rows, None], extra])
-    rng = np.random.default_rng(seed)
-    scale = np.float32(1.0 / math.sqrt(projection_dim))
     H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None
     H_rows = H[rows] if H is not None else None
     # Dense Q: only the candidate rows enter the products, cast to float32 once.
@@ -195,15 +369,10 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     extra32 = extra.astype(np.float32)
     QP = np.empty((len(rows) + len(extra), projection_dim), dtype=np.float32)
     N = len(rows)
-    # Column blocks of P: the V x d Gaussian never exists whole (memory O(V * block)).
-    for lo in range(0, projection_dim, _PROJECTION_BLOCK):
-        width = min(_PROJECTION_BLOCK, projection_dim - lo)
-        P = rng.standard_normal((V, width), dtype=np.float32)
-        P *= scale
+    for lo, P in projection_blocks(V, projection_dim, seed):
+        width = P.shape[1]
         if H is not None:
-            block = H_rows @ (H.T @ P)
-            block -= cooc.h_hat[rows, None].astype(np.float32) * P[rows]
-            QP[:N, lo:lo + width] = block / np.float32(cooc.num_docs)
+            QP[:N, lo:lo + width] = implicit_block(H, H_rows, cooc.h_hat[rows], rows, P) / np.float32(cooc.num_docs)
         elif Q_rows is not None:
             QP[:N, lo:lo + width] = (Q_rows @ P) / np.float32(cooc.num_docs)
         else:  # distributed: a map over the partitions

@@ -45,6 +45,7 @@ Examples
 
 """
 import logging
+import math
 import time
 import warnings
 from typing import NamedTuple, Optional
@@ -61,7 +62,7 @@ with warnings.catch_warnings():
     from tqdm.auto import tqdm
 
 from ._bow import parse_chunk
-from ._defaults import DEFAULT_PROJECTION_DIM, DENSE_Q_BUDGET, Q_COSTS, Q_MODES
+from ._defaults import CANDIDATE_SCORE_DIM, DEFAULT_PROJECTION_DIM, DENSE_Q_BUDGET, Q_COSTS, Q_MODES
 from ._validation import check_corpus, check_progress
 
 logger = logging.getLogger(__name__)
@@ -491,3 +492,86 @@ class _Accumulator:
             Q_sum[np.diag_indices(V)] -= self.h_hat
             cooc = Cooccurrence(*common, Q_sum=Q_sum)
         return cooc
+
+
+# ----------------------------------------------------------------------------------------------
+# Random projections of rows of Q, and the corpus in quarters (the anchor-candidate rule)
+# ----------------------------------------------------------------------------------------------
+
+#: Columns of the random projection generated at a time.
+_PROJECTION_BLOCK = 128
+
+
+def projection_blocks(num_terms, projection_dim, seed):
+    """Column blocks (offset, block) of the V x d Gaussian projection, scaled by
+    :math:`1/\\sqrt d`: the same matrix for every caller with the same seed, never whole in
+    memory (O(V * block))."""
+    rng = np.random.default_rng(seed)
+    scale = np.float32(1.0 / math.sqrt(projection_dim))
+    for lo in range(0, projection_dim, _PROJECTION_BLOCK):
+        P = rng.standard_normal((num_terms, min(_PROJECTION_BLOCK, projection_dim - lo)), dtype=np.float32)
+        P *= scale
+        yield lo, P
+
+
+def implicit_block(H, H_rows, h_hat_rows, rows, P):
+    """:math:`(\\tilde H_S \\tilde H^T - \\hat h_S) P`, the unnormalised rows S of Q times P."""
+    block = H_rows @ (H.T @ P)
+    block -= h_hat_rows[:, None].astype(np.float32) * P[rows]
+    return block
+
+
+def split_quarters(cooc, offset=0):
+    """The statistics of the four quarters of the documents of implicit-mode ``cooc``: the
+    documents whose index (``offset`` plus their column in :math:`\\tilde H`) is 0, 2, 1 and 3
+    modulo 4, in this order (the first two make the even-numbered half, the last two the odd);
+    None when ``cooc`` keeps no :math:`\\tilde H` (dense or rectified statistics).
+
+    Column d of :math:`\\tilde H` is :math:`h_d / \\sqrt{n_d(n_d-1)}`, so its sum s gives the
+    length :math:`n_d = s^2/(s^2-1)` (an integer, recovered by rounding) and with it the
+    document's share :math:`h_d / (n_d(n_d-1))` of :math:`\\hat h`. The quarters' shares must add
+    up to ``cooc.h_hat``; where rounding of long documents in a low-precision H~ breaks that,
+    None is returned.
+    """
+    H = getattr(cooc, 'H_tilde', None)
+    if H is None or getattr(cooc, 'Q_sum', None) is not None:
+        return None
+    H = H.tocsc().astype(np.float64)
+    s2 = np.asarray(H.sum(axis=0)).ravel() ** 2
+    n = np.rint(s2 / np.maximum(s2 - 1.0, 1e-300))
+    share = 1.0 / np.sqrt(np.maximum(n * (n - 1.0), 1.0))
+    index = (offset + np.arange(H.shape[1])) % 4
+    quarters = []
+    for q in (0, 2, 1, 3):
+        columns = np.flatnonzero(index == q)
+        Hq = H[:, columns]
+        quarters.append(cooc._replace(num_docs=len(columns), H_tilde=Hq, h_hat=Hq @ share[columns]))
+    if not np.allclose(sum(q.h_hat for q in quarters), cooc.h_hat, rtol=1e-6, atol=0.0):
+        return None
+    return quarters
+
+
+def quarter_sums(cooc, rows=None, projection_dim=CANDIDATE_SCORE_DIM, seed=0, offset=0):
+    """What :func:`~gensim_anchor.anchors.choose_candidates` needs of the quarters of :func:`split_quarters`, as sums
+    over documents (so that the partitions of a distributed corpus add theirs up): the number of
+    documents (4,), the unnormalised row sums of Q, M p(w) (4, V), and, for ``rows``, the
+    unnormalised projected rows M Q[rows] P (4, len(rows), d; exact rows when d >= V); None
+    when the statistics cannot be split."""
+    quarters = split_quarters(cooc, offset)
+    if quarters is None:
+        return None
+    docs = np.array([q.num_docs for q in quarters], dtype=np.float64)
+    sums = np.array([q.row_sums(normalise=False) if q.num_docs else np.zeros(q.num_terms) for q in quarters])
+    if rows is None:
+        return docs, sums, None
+    rows = np.asarray(rows, dtype=np.int64)
+    V = cooc.num_terms
+    if not projection_dim or projection_dim >= V:
+        return docs, sums, np.array([q.rows(rows, normalise=False) for q in quarters])
+    H = [q.H_tilde.astype(np.float32) for q in quarters]
+    H_rows = [Hq[rows] for Hq in H]
+    out = np.empty((4, len(rows), projection_dim), dtype=np.float32)
+    for lo, P in projection_blocks(V, projection_dim, seed):
+        for o, q, Hq, Hr in zip(out, quarters, H, H_rows):
+            o[:, lo:lo + P.shape[1]] = implicit_block(Hq, Hr, q.h_hat[rows], rows, P)
+    return docs, sums, out

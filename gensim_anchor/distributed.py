@@ -70,7 +70,7 @@ import scipy.sparse as sp
 from ._bow import DocumentStore, parse_chunk
 from ._sampling import Reservoir, combine_samples
 from ._validation import check_int, check_progress
-from .cooccurrence import Cooccurrence, accumulate
+from .cooccurrence import Cooccurrence, accumulate, quarter_sums
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +116,14 @@ def _matmul_part(cooc, X, dtype):
 
 def _rows_part(cooc, index):
     return cooc.rows(index, normalise=False)
+
+
+def _num_docs_part(cooc):
+    return cooc.num_docs
+
+
+def _quarter_sums_part(cooc, offset, rows, projection_dim, seed):
+    return quarter_sums(cooc, rows, projection_dim, seed, offset)
 
 
 def _add(a, b):
@@ -354,6 +362,7 @@ class DistributedCooccurrence:
         self.doc_freq, self.term_counts, self.h_hat = doc_freq, term_counts, h_hat
         self._raw_row_sums = raw_row_sums
         self.sample = None
+        self._offsets = None  # of each partition's documents in the corpus (quarter_sums)
 
     def __repr__(self):
         return "%s<num_terms=%d, num_docs=%d, %d partitions>" % (
@@ -377,6 +386,22 @@ class DistributedCooccurrence:
         index = np.asarray(index, dtype=np.int64)
         out = _tree_sum(self.client, self.client.map(_rows_part, self.parts, index=index, pure=False))
         return out / self.num_docs
+
+    def quarter_sums(self, rows, projection_dim, seed):
+        """:func:`~gensim_anchor.cooccurrence.quarter_sums` of the whole corpus: each partition's,
+        its documents numbered on from the partition's offset (their place in the concatenation
+        that :meth:`gather` makes, so the quarters are the single machine's), added up; None when
+        a partition's statistics cannot be split."""
+        if self._offsets is None:
+            sizes = self.client.gather(self.client.map(_num_docs_part, self.parts, pure=False))
+            self._offsets = [int(o) for o in np.cumsum([0] + list(sizes))[:-1]]
+        parts = self.client.gather(self.client.map(
+            _quarter_sums_part, self.parts, self._offsets, rows=rows, projection_dim=projection_dim,
+            seed=seed, pure=False))
+        if any(part is None for part in parts):
+            return None
+        return (sum(part[0] for part in parts), sum(part[1] for part in parts),
+                None if rows is None else sum(part[2] for part in parts))
 
     def row_sums(self):
         """p(w) = Q @ 1 (summed from the partitions when Q was built)."""

@@ -84,6 +84,7 @@ from gensim import utils
 from . import _compile_cache
 from . import _validation as check
 from ._bow import DocumentStore, parse_chunk
+from ._compile_cache import bucket as _bucket
 from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
                         REFINE_MIN_BURN_IN, REFINE_TOL, SAMPLERS, tuning)
 from ._sampling import seed_of
@@ -370,17 +371,9 @@ def _substep_order(doc, num_docs, substeps):
     return order, tuple(int(o) for o in offsets)
 
 
-def _bucket(n):
-    """``n`` rounded up by at most 1/8 to a number with 4 significant bits: corpora (and Dask
-    partitions) of similar sizes get the same padded shapes, hence one compiled sweep."""
-    n = max(int(n), 1)
-    step = 1 << max(n.bit_length() - 4, 0)
-    return -(-n // step) * step
-
-
 def _layout(doc, word, num_docs, num_terms, substeps):
     """The tokens in sub-step order (:func:`_substep_order`), every sub-step a slice of one
-    bucketed length L (:func:`_bucket`), and the documents' count padded to a bucket: the
+    bucketed length L (:func:`~gensim_anchor._compile_cache.bucket`), and the documents' count padded to a bucket: the
     shapes, and with them the compiled sweep, are shared by every corpus of about the same
     size (within 1/8), in this process and, through the compile cache, in the next.
 

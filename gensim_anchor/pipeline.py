@@ -32,6 +32,7 @@ Examples
     ((2, 12), 2, ['anchors', 'dirichlet', 'recovery'])
 
 """
+import logging
 import time
 from typing import NamedTuple, Optional
 
@@ -46,6 +47,8 @@ from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PR
 from ._bow import DocumentStore
 from ._sampling import Reservoir, alpha_documents, combine_samples
 from .cooccurrence import apply_auto_mode, build_cooccurrence, pass_mode
+
+logger = logging.getLogger(__name__)
 
 
 class FitOptions(NamedTuple):
@@ -242,16 +245,30 @@ def _fit(cooc, options, id2word, documents):
 def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     """Anchors, recovery and alpha on (possibly rectified) statistics."""
     # The JAX stages are imported here, not at module level: a saved model loads without JAX.
-    from .anchors import (anchor_rows, find_anchors, project_rows, resolve_seeds, select_candidates,
-                          single_word_anchors)
+    from .anchors import (anchor_rows, choose_candidates, find_anchors, project_rows, resolve_seeds,
+                          select_candidates, single_word_anchors)
     from .recovery import recover
 
     K = options.num_topics
     start = time.perf_counter()
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)
-    candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df, cooc.num_docs,
-                                           K, len(seeds))
+    choice = None
+    if options.anchor_min_df == 'auto':  # the adaptive rule, where the statistics can be split
+        choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
+        if choice is None:
+            logger.info("anchor_min_df='auto' needs the documents' side of the statistics (not a "
+                        "dense or rectified Q) and %d candidates in every quarter of the "
+                        "documents: the default threshold is used", K)
+    if choice is None:
+        candidates, min_df = select_candidates(
+            cooc.doc_freq, p_w, None if options.anchor_min_df == 'auto' else options.anchor_min_df,
+            cooc.num_docs, K, len(seeds))
+    else:
+        candidates, min_df = choice.candidates, choice.min_df
+        logger.info("anchor candidates: %d words in >= %d documents, the threshold of largest "
+                    "held-out anchor volume among (documents, candidates, log-volume) %s",
+                    len(candidates), min_df, ", ".join("(%d, %d, %.2f)" % level for level in choice.levels))
     Y = project_rows(cooc, p_w, candidates, options.projection_dim, options.seed,
                      extra=anchor_rows(cooc, p_w, seeds))
     search = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates),

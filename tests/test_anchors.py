@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from conftest import random_corpus
-from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, find_anchors,
-                                   project_rows, resolve_min_df)
-from gensim_anchor.cooccurrence import build_cooccurrence
+from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, _held_out_log_volume,
+                                   choose_candidates, find_anchors, project_rows, resolve_min_df,
+                                   select_candidates)
+from gensim_anchor.cooccurrence import build_cooccurrence, quarter_sums, split_quarters
 
 # One point-set shape for most tests: find_anchors compiles once per (N, d, K, cleanup).
 N, D, K = 40, 8, 5
@@ -217,7 +218,7 @@ def test_resolve_min_df_counts_and_fractions(value, num_docs, expected):
     (1.5, ValueError, r"must lie in \(0, 1\], got 1\.5"),
     (-0.2, ValueError, r"must lie in \(0, 1\]"),
     (float('nan'), ValueError, r"must lie in \(0, 1\]"),
-    (True, TypeError, r"anchor_min_df must be an int \(documents\) or a float in \(0, 1\]"),
+    (True, TypeError, r"anchor_min_df must be an int \(documents\), a float in \(0, 1\]"),
     ('5', TypeError, r"anchor_min_df must be an int .* got '5'"),
     ([5], TypeError, r"anchor_min_df must be an int"),
 ])
@@ -301,3 +302,144 @@ def test_projection_keeps_anchors_of_a_clear_simplex():
     projected = find_anchors(project_rows(cooc, p_w, rows, 100, seed=1), k)
     assert sorted(exact.indices.tolist()) == sorted(anchors.ravel().tolist())
     assert sorted(projected.indices.tolist()) == sorted(anchors.ravel().tolist())
+
+
+# ----------------------------------------------------------------------------------------------
+# The adaptive candidate rule (choose_candidates): held-out anchor volume over two halves.
+# ----------------------------------------------------------------------------------------------
+
+def _documents_of_lengths(rng, lengths, num_terms):
+    return [[(int(w), float(c)) for w, c in zip(*np.unique(rng.integers(num_terms, size=n), return_counts=True))]
+            for n in lengths]
+
+
+@pytest.mark.parametrize('offset', [0, 3])
+def test_split_quarters_are_the_statistics_of_their_documents(offset):
+    rng = np.random.default_rng(3)
+    # Documents of 0 to 3,000 tokens: the quarters are of the documents with two or more tokens
+    # (the columns of H~), and long ones test the recovery of n_d from H~ alone.
+    lengths = [0, 1, 2, 3, 3000, 5, 1, 40, 2, 700, 12, 9, 2500, 4, 2, 1, 60, 7, 3]
+    docs = _documents_of_lengths(rng, lengths, 50)
+    cooc = build_cooccurrence(docs, num_terms=50)
+    kept = [d for d, n in zip(docs, lengths) if n >= 2]
+    quarters = split_quarters(cooc, offset)
+    for quarter, q in zip(quarters, (0, 2, 1, 3)):
+        direct = build_cooccurrence([d for i, d in enumerate(kept) if (offset + i) % 4 == q], num_terms=50)
+        assert quarter.num_docs == direct.num_docs
+        np.testing.assert_allclose(quarter.h_hat, direct.h_hat, rtol=1e-12)
+        np.testing.assert_allclose(quarter.to_dense(), direct.to_dense(), rtol=1e-10, atol=1e-15)
+    # quarter_sums: sums over documents, which the quarters of two parts add up
+    rows = np.array([3, 17, 42])
+    docs4, sums, Y = quarter_sums(cooc, rows, 20, seed=1, offset=offset)
+    np.testing.assert_array_equal(docs4, [q.num_docs for q in quarters])
+    np.testing.assert_allclose(sums.sum(axis=0), cooc.row_sums(normalise=False), rtol=1e-10)
+    np.testing.assert_allclose(Y.sum(axis=0) / cooc.num_docs, project_rows(cooc, cooc.row_sums(), rows, 20, seed=1)
+                               * cooc.row_sums()[rows, None], rtol=1e-4, atol=1e-7)
+
+
+def test_split_quarters_needs_the_documents_side():
+    docs = random_corpus(np.random.default_rng(4), 60, 30, max_len=10)
+    assert split_quarters(build_cooccurrence(docs, num_terms=30, mode='dense')) is None
+    assert quarter_sums(build_cooccurrence(docs, num_terms=30, mode='dense')) is None
+
+
+def test_held_out_log_volume_matches_gram_schmidt():
+    rng = np.random.default_rng(5)
+    Y = rng.random((30, 12))
+    noise = 0.002 * rng.random(30)
+    anchors = np.array([7, 2, 19, 11, 25])
+    P = Y[anchors]
+    total, basis = 0.0, []
+    for k in range(1, len(anchors)):  # residuals of P[k] - P[0] from the span of the earlier ones
+        r = P[k] - P[0]
+        for b in basis:
+            r = r - (r @ b) * b
+        basis.append(r / np.linalg.norm(r))
+        # isotropic noise in 12 dimensions: the k - 1 earlier directions take their share of it
+        debiased = r @ r - (noise[anchors[k]] + noise[anchors[0]]) * (12 - (k - 1)) / 12
+        assert debiased > 0  # no floor in play
+        total += 0.5 * np.log(debiased)
+    assert _held_out_log_volume(Y, noise, anchors) == pytest.approx(total, rel=1e-10)
+    noise[anchors[3]] = 10.0  # a residual all noise: floored, far below
+    assert _held_out_log_volume(Y, noise, anchors) < total - 5
+
+
+@pytest.fixture(scope='module')
+def noisy_separable():
+    """Dense topics (beta = 1) whose only anchors are the planted ones, and 100 noise words that
+    each occur once in 3 random documents: rows of pure sampling noise, far from every span,
+    which a fixed threshold of 2 documents admits (the adaptive rule never goes below 10)."""
+    from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
+    K, V0, D = 5, 200, 3000
+    synth = semi_synthetic_corpus(random_topics(V0, K, beta=1.0, random_state=0), D, 40,
+                                  add_anchors=True, random_state=1)
+    V = synth.A.shape[0]
+    rng = np.random.default_rng(2)
+    docs = [list(doc) for doc in synth.corpus]
+    for w in range(100):
+        for d in rng.choice(D, size=3, replace=False):
+            docs[d].append((V + w, 1))
+    cooc = build_cooccurrence(docs, num_terms=V + 100)
+    return cooc, cooc.row_sums(), synth, V, K, docs
+
+
+def test_adaptive_rule_recovers_known_topics_as_well_as_the_best_fixed_threshold():
+    from gensim_anchor.evaluation import topic_recovery_l1
+    from gensim_anchor.recovery import recover
+    from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
+    K, levels = 10, (10, 0.01, 0.03, 0.1)
+    synth = semi_synthetic_corpus(random_topics(1000, K, beta=0.1, random_state=0), 4000, 50, random_state=1)
+    cooc = build_cooccurrence(synth.corpus, num_terms=1000)
+    p_w = cooc.row_sums()
+
+    def l1(candidates, Y):
+        anchors = candidates[find_anchors(Y, K).indices]
+        A = recover(cooc, [[int(a)] for a in anchors], 'L2', p_w=p_w).A
+        return topic_recovery_l1(synth.A, A / A.sum(axis=0)).mean
+
+    fixed = {}
+    for level in levels:
+        candidates, min_df = select_candidates(cooc.doc_freq, p_w, level, cooc.num_docs, K)
+        fixed[min_df] = l1(candidates, project_rows(cooc, p_w, candidates, 100))
+    assert fixed[10] > 1.5 * min(fixed.values())  # the premise: the lowest threshold is far off
+    choice = choose_candidates(cooc, p_w, K, 100, levels=levels)
+    assert l1(choice.candidates, project_rows(cooc, p_w, choice.candidates, 100)) <= 1.05 * min(fixed.values())
+    scanned = [t for t, _, _ in choice.levels]
+    assert scanned == sorted(scanned, reverse=True) and choice.min_df in scanned
+    assert list(choice.candidates) == list(np.flatnonzero(cooc.doc_freq >= choice.min_df))
+
+
+def test_adaptive_rule_gives_way_to_the_fixed_rule():
+    docs = random_corpus(np.random.default_rng(6), 200, 40, max_len=10)
+    dense = build_cooccurrence(docs, num_terms=40, mode='dense')
+    assert choose_candidates(dense, dense.row_sums(), 3) is None
+    implicit = build_cooccurrence(docs, num_terms=40)
+    # 39 topics: no threshold has as many candidates seen in both halves.
+    assert choose_candidates(implicit, implicit.row_sums(), 39, levels=(100, 0.5)) is None
+
+
+def test_auto_model_uses_the_adaptive_rule(noisy_separable, caplog, tmp_path):
+    import logging
+    from gensim_anchor import AnchorModel
+    from gensim_anchor._validation import check_min_df
+    cooc, p_w, synth, V, K, docs = noisy_separable
+    options = dict(num_topics=K, id2word={i: str(i) for i in range(V + 100)}, projection_dim=None,
+                   random_state=0)
+    with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
+        model = AnchorModel(docs, anchor_min_df='auto', **options)
+    assert "held-out anchor volume" in caplog.text
+    assert model.anchor_min_df == 'auto'
+    assert sorted(model.anchors) == sorted(synth.anchors)
+    fixed = AnchorModel(docs, anchor_min_df=2, **options)
+    assert (np.asarray(fixed.anchors) >= V).any()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
+        dense = AnchorModel(docs, q_mode='dense', anchor_min_df='auto', **options)
+    assert "the default threshold is used" in caplog.text  # no documents' side: the fixed rule
+    np.testing.assert_array_equal(dense.anchors, AnchorModel(docs, q_mode='dense', **options).anchors)
+    with pytest.raises(TypeError, match="'auto'"):
+        check_min_df('adaptive')
+    model.save_portable(tmp_path / 'm')  # the setting travels with the model
+    assert AnchorModel.load_portable(tmp_path / 'm').anchor_min_df == 'auto'
+    from gensim_anchor.cli import _min_df
+    assert (_min_df('auto'), _min_df('7'), _min_df('0.01')) == ('auto', 7, 0.01)

@@ -9,7 +9,7 @@ distributed = pytest.importorskip('distributed')
 from conftest import lda_corpus, random_corpus, separable_topics  # noqa: E402
 from gensim_anchor import AnchorModel  # noqa: E402
 from gensim_anchor._sampling import Reservoir as _Reservoir  # noqa: E402
-from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence  # noqa: E402
+from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence, quarter_sums  # noqa: E402
 from gensim_anchor.distributed import (  # noqa: E402
     DistributedCooccurrence, build_cooccurrence_dask, combine_samples)
 
@@ -60,6 +60,10 @@ def test_statistics_and_products_match_one_machine(client, corpus):
     index = [5, 0, 299, 5]
     np.testing.assert_allclose(dist.rows(index), local.rows(index), rtol=1e-12, atol=1e-18)
     np.testing.assert_allclose(dist.to_dense(), local.to_dense(), rtol=1e-12, atol=1e-18)
+    # The quarters of the anchor-candidate rule: the same documents in each as on one machine.
+    rows = np.array([0, 5, 299])
+    for got, want in zip(dist.quarter_sums(rows, 32, 2), quarter_sums(local, rows, 32, 2)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-9)
 
 
 def test_sequence_of_partitions_with_empty_and_short_ones_and_inferred_vocabulary(client):
@@ -104,6 +108,16 @@ def test_same_seed_same_topics_as_one_machine(client, corpus, local_model):
     assert len(model._sample.docs) == min(model.alpha_sample, len(corpus))
     assert model._sample.seen == len(corpus)
     assert np.all(model.alpha > 0)
+
+
+def test_auto_candidates_on_the_cluster_are_the_single_machines(client, corpus, caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
+        model = fit(as_bag(corpus), client=client, anchor_min_df='auto')
+    assert "held-out anchor volume" in caplog.text  # the adaptive rule ran on the partitions
+    local = fit(corpus, anchor_min_df='auto')
+    np.testing.assert_array_equal(model.anchors, local.anchors)
+    np.testing.assert_allclose(model.get_topics(), local.get_topics(), rtol=0, atol=1e-6)
 
 
 def test_compressed_rectification_runs_on_the_partitions_and_matches_one_machine(client, corpus):
