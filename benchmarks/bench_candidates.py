@@ -4,8 +4,8 @@ For each corpus: documents drawn from known topics (the paper's section 5 setup,
 :func:`gensim_anchor.synthetic.semi_synthetic_corpus`: Dirichlet(0.03) proportions, documents
 of a fixed length), one pass to the co-occurrence statistics, then the anchors and RecoverL2's
 topics for each fixed candidate threshold (100 documents, 0.1%, 0.3%, 1% and 3% of the
-documents) and for the adaptive rule (:func:`gensim_anchor.anchors.choose_candidates`,
-``anchor_min_df='auto'``), all on the same statistics and the same projection. The score
+documents) and for the adaptive rule (:func:`gensim_anchor.anchors.choose_candidates`, the
+default ``anchor_min_df=None``), all on the same statistics and the same projection. The score
 is the mean L1 error of the topics after matching (:func:`~gensim_anchor.evaluation.topic_recovery_l1`).
 
 The topics: Gibbs fits (``AnchorModel(..., refine='gibbs')``, seed 0) of the NY Times, AP, KOS
@@ -18,9 +18,9 @@ ratio to the best fixed threshold and the rule's seconds) and how many corpora t
 within 5% of that best (issue 13's target).
 
 With ``--real``, also the real collections KOS, NIPS and 20 Newsgroups (K = 50, the seeded
-90/10 split and the held-out estimator of :mod:`bench_beyond`): ``AnchorModel`` with
-``anchor_min_df='auto'`` against the default, min(100 documents, 5%): the threshold, held-out
-log-likelihood per token, unique top-20 words and UMass of each.
+90/10 split and the held-out estimator of :mod:`bench_beyond`): ``AnchorModel`` with the
+default (adaptive) candidates against the fixed rule, min(100 documents, 5%): the threshold,
+held-out log-likelihood per token, unique top-20 words and UMass of each.
 
 Usage::
 
@@ -144,7 +144,7 @@ def real(name, out):
     train, heldout = bench_dropin.split(corpus, SEED)
     fixed = resolve_min_df(None, sum(1 for doc in train if sum(c for _, c in doc) >= 2))
     pipeline_log = logging.getLogger('gensim_anchor.pipeline')
-    for label_, min_df in (('auto', 'auto'), ('default %d docs' % fixed, None)):
+    for label_, min_df in (('adaptive', None), ('fixed %d docs' % fixed, fixed)):
         choice = _Choice()
         pipeline_log.addHandler(choice)
         pipeline_log.setLevel(logging.INFO)

@@ -59,14 +59,14 @@ RECTIFY_METHODS = ('enn', 'ap')
 # --- Stage 2: anchors ---------------------------------------------------------------------------
 #: Default projection dimension for FastAnchorWords (none when V is smaller).
 DEFAULT_PROJECTION_DIM = 1000
-#: Default anchor candidates (``anchor_min_df=None``, and ``'auto'`` where the adaptive rule
-#: cannot run: dense or rectified statistics): words in at least min(DEFAULT_MIN_DF,
-#: DEFAULT_MIN_DF_FRACTION x documents) documents.
+#: The fixed anchor-candidate rule, the lowest threshold of the adaptive one (and the default
+#: where that cannot run: dense or rectified statistics): words in at least
+#: min(DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION x documents) documents.
 DEFAULT_MIN_DF = 100
 DEFAULT_MIN_DF_FRACTION = 0.05
-#: The thresholds among which the adaptive candidate rule (``anchor_min_df='auto'``,
-#: :func:`gensim_anchor.anchors.choose_candidates`) chooses: an int is a count of documents, a
-#: float a fraction of them (issue 13's fixed thresholds).
+#: The thresholds among which the adaptive candidate rule (the default ``anchor_min_df=None``,
+#: :func:`gensim_anchor.anchors.choose_candidates`) chooses, those above the fixed rule's: an
+#: int is a count of documents, a float a fraction of them (issue 13's fixed thresholds).
 CANDIDATE_LEVELS = (100, 0.001, 0.003, 0.01, 0.03)
 #: Dimension of the projection on which the adaptive rule scores the thresholds (the first
 #: columns of the fit's own projection; the anchors are then found in the full dimension).

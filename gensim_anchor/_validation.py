@@ -92,12 +92,12 @@ def num_terms_of(id2word):
 
 
 def check_min_df(value):
-    """anchor_min_df: None, 'auto', an int >= 0 (documents) or a float in (0, 1] (fraction)."""
-    if value is None or value == 'auto':
-        return value
+    """anchor_min_df: None, an int >= 0 (documents) or a float in (0, 1] (fraction)."""
+    if value is None:
+        return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError("anchor_min_df must be an int (documents), a float in (0, 1] (fraction of "
-                        "documents) or 'auto' (chosen per corpus), got %r" % (value,))
+        raise TypeError("anchor_min_df must be an int (documents) or a float in (0, 1] "
+                        "(fraction of documents), got %r" % (value,))
     if isinstance(value, numbers.Integral):
         if value < 0:
             raise ValueError("anchor_min_df must be >= 0 documents, got %d" % value)

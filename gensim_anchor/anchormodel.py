@@ -164,13 +164,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     max_iter : int
         Iteration (or pairwise step) cap of the solver per word; words that hit it are counted
         in a log line (a WARNING once they are at least 1% of the words solved, else INFO).
-    anchor_min_df : {int, float, 'auto'}, optional
+    anchor_min_df : {int, float}, optional
         Anchor candidates must occur in at least this many documents (int) or this fraction of
-        documents (float); default ``min(100, ceil(0.05 * documents))``. ``'auto'``: chosen per
-        corpus among 100 documents and 0.1%, 0.3%, 1% and 3% of the documents, as the threshold
-        whose anchors, found on one half of the documents, span the largest simplex on the
-        other half (:func:`~gensim_anchor.anchors.choose_candidates`; the INFO log names the
-        choice; the default where Q is dense or rectified, which keeps no documents' side).
+        documents (float). Default: chosen per corpus from ``min(100, ceil(0.05 * documents))``
+        up (100 documents and 0.1%, 0.3%, 1% and 3% of the documents above it), as the
+        threshold whose anchors, found on one half of the documents, span the largest simplex
+        on the other half (:func:`~gensim_anchor.anchors.choose_candidates`; the INFO log names
+        the choice). Where Q is dense or rectified (no documents' side) it is the lowest one.
     projection_dim : int, optional
         Dimension of the random projection of Q-bar for anchor finding (default 1000); None or
         a value >= V uses the exact rows.

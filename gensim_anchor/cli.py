@@ -71,9 +71,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _min_df(value):
-    """An int (documents), a float (fraction of documents) or 'auto', as AnchorModel's anchor_min_df."""
-    if value == 'auto':
-        return value
+    """An int (documents) or a float (fraction of documents), as AnchorModel's anchor_min_df."""
     try:
         return int(value)
     except ValueError:
@@ -81,7 +79,7 @@ def _min_df(value):
             return float(value)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                "expected an integer, a fraction or 'auto', got %r" % value) from None
+                "expected an integer or a fraction, got %r" % value) from None
 
 
 def _dim(value):
@@ -133,9 +131,8 @@ def build_parser():
                        help="random state of the projection (default: %(default)s)")
     model.add_argument('--anchor-min-df', type=_min_df, metavar='DF',
                        help="anchor candidates occur in at least DF documents (int) or this "
-                            "fraction of documents (float), or 'auto': chosen per corpus among 100 "
-                            "documents, 0.1%%, 0.3%%, 1%% and 3%%, by held-out anchor volume "
-                            "(default: min(100, 5%% of documents))")
+                            "fraction of documents (float) (default: chosen per corpus, by held-out "
+                            "anchor volume, from min(100, 5%% of documents) up)")
     model.add_argument('--projection-dim', type=_dim, metavar='DIM',
                        help="random projection dimension for anchor finding; 'none' for exact "
                             "rows (default: 1000)")

@@ -254,16 +254,11 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)
     choice = None
-    if options.anchor_min_df == 'auto':  # the adaptive rule, where the statistics can be split
+    if options.anchor_min_df is None:  # the adaptive rule, where the statistics can be split
         choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
-        if choice is None:
-            logger.info("anchor_min_df='auto' needs the documents' side of the statistics (not a "
-                        "dense or rectified Q) and %d candidates in every quarter of the "
-                        "documents: the default threshold is used", K)
     if choice is None:
-        candidates, min_df = select_candidates(
-            cooc.doc_freq, p_w, None if options.anchor_min_df == 'auto' else options.anchor_min_df,
-            cooc.num_docs, K, len(seeds))
+        candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df,
+                                               cooc.num_docs, K, len(seeds))
     else:
         candidates, min_df = choice.candidates, choice.min_df
         logger.info("anchor candidates: %d words in >= %d documents, the threshold of largest "

@@ -683,7 +683,7 @@ def load_portable(path, mmap=None, cls=None):
         'options.rectify', check.check_rectify, rectify, RECTIFY_METHODS)
     o['progress'] = loader.get(options, 'progress', 'options', 'bool', 'null')
     o['anchor_min_df'] = loader.check('options.anchor_min_df', check.check_min_df,
-                                      loader.get(options, 'anchor_min_df', 'options', 'int', 'float', 'str', 'null'))
+                                      loader.get(options, 'anchor_min_df', 'options', 'int', 'float', 'null'))
     dtype = loader.get(options, 'dtype', 'options', 'str')
     if dtype not in ('float16', 'float32', 'float64'):
         loader.fail("'options.dtype' must be 'float16', 'float32' or 'float64', got %r" % dtype)

@@ -218,7 +218,7 @@ def test_resolve_min_df_counts_and_fractions(value, num_docs, expected):
     (1.5, ValueError, r"must lie in \(0, 1\], got 1\.5"),
     (-0.2, ValueError, r"must lie in \(0, 1\]"),
     (float('nan'), ValueError, r"must lie in \(0, 1\]"),
-    (True, TypeError, r"anchor_min_df must be an int \(documents\), a float in \(0, 1\]"),
+    (True, TypeError, r"anchor_min_df must be an int \(documents\) or a float in \(0, 1\]"),
     ('5', TypeError, r"anchor_min_df must be an int .* got '5'"),
     ([5], TypeError, r"anchor_min_df must be an int"),
 ])
@@ -365,31 +365,19 @@ def test_held_out_log_volume_matches_gram_schmidt():
 
 
 @pytest.fixture(scope='module')
-def noisy_separable():
-    """Dense topics (beta = 1) whose only anchors are the planted ones, and 100 noise words that
-    each occur once in 3 random documents: rows of pure sampling noise, far from every span,
-    which a fixed threshold of 2 documents admits (the adaptive rule never goes below 10)."""
+def sparse_topics():
+    """Semi-synthetic: 4,000 documents of 50 tokens from 10 sparse random topics over 1,000 words,
+    where the fixed thresholds give L1 errors from 0.14 to 0.29."""
     from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
-    K, V0, D = 5, 200, 3000
-    synth = semi_synthetic_corpus(random_topics(V0, K, beta=1.0, random_state=0), D, 40,
-                                  add_anchors=True, random_state=1)
-    V = synth.A.shape[0]
-    rng = np.random.default_rng(2)
-    docs = [list(doc) for doc in synth.corpus]
-    for w in range(100):
-        for d in rng.choice(D, size=3, replace=False):
-            docs[d].append((V + w, 1))
-    cooc = build_cooccurrence(docs, num_terms=V + 100)
-    return cooc, cooc.row_sums(), synth, V, K, docs
+    synth = semi_synthetic_corpus(random_topics(1000, 10, beta=0.1, random_state=0), 4000, 50, random_state=1)
+    return synth, build_cooccurrence(synth.corpus, num_terms=1000)
 
 
-def test_adaptive_rule_recovers_known_topics_as_well_as_the_best_fixed_threshold():
+def test_adaptive_rule_recovers_known_topics_as_well_as_the_best_fixed_threshold(sparse_topics):
     from gensim_anchor.evaluation import topic_recovery_l1
     from gensim_anchor.recovery import recover
-    from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
+    synth, cooc = sparse_topics
     K, levels = 10, (10, 0.01, 0.03, 0.1)
-    synth = semi_synthetic_corpus(random_topics(1000, K, beta=0.1, random_state=0), 4000, 50, random_state=1)
-    cooc = build_cooccurrence(synth.corpus, num_terms=1000)
     p_w = cooc.row_sums()
 
     def l1(candidates, Y):
@@ -405,8 +393,10 @@ def test_adaptive_rule_recovers_known_topics_as_well_as_the_best_fixed_threshold
     choice = choose_candidates(cooc, p_w, K, 100, levels=levels)
     assert l1(choice.candidates, project_rows(cooc, p_w, choice.candidates, 100)) <= 1.05 * min(fixed.values())
     scanned = [t for t, _, _ in choice.levels]
-    assert scanned == sorted(scanned, reverse=True) and choice.min_df in scanned
+    # from the highest threshold down to the fixed default (100 documents), never below it
+    assert scanned == [400, 120, 100] and choice.min_df in scanned
     assert list(choice.candidates) == list(np.flatnonzero(cooc.doc_freq >= choice.min_df))
+    assert choose_candidates(cooc, p_w, K, 100, levels=(10, 0.01)) is None  # only the default left
 
 
 def test_adaptive_rule_gives_way_to_the_fixed_rule():
@@ -418,28 +408,20 @@ def test_adaptive_rule_gives_way_to_the_fixed_rule():
     assert choose_candidates(implicit, implicit.row_sums(), 39, levels=(100, 0.5)) is None
 
 
-def test_auto_model_uses_the_adaptive_rule(noisy_separable, caplog, tmp_path):
+def test_default_model_uses_the_adaptive_rule(sparse_topics, caplog):
     import logging
     from gensim_anchor import AnchorModel
-    from gensim_anchor._validation import check_min_df
-    cooc, p_w, synth, V, K, docs = noisy_separable
-    options = dict(num_topics=K, id2word={i: str(i) for i in range(V + 100)}, projection_dim=None,
-                   random_state=0)
+    synth, cooc = sparse_topics
+    options = dict(num_topics=10, id2word={i: str(i) for i in range(1000)}, random_state=0)
     with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
-        model = AnchorModel(docs, anchor_min_df='auto', **options)
-    assert "held-out anchor volume" in caplog.text
-    assert model.anchor_min_df == 'auto'
-    assert sorted(model.anchors) == sorted(synth.anchors)
-    fixed = AnchorModel(docs, anchor_min_df=2, **options)
-    assert (np.asarray(fixed.anchors) >= V).any()
+        model = AnchorModel(synth.corpus, q_mode='implicit', **options)
+    line = [r.getMessage() for r in caplog.records if 'held-out anchor volume' in r.getMessage()]
+    assert len(line) == 1
+    min_df = int(line[0].split('>= ')[1].split()[0])
+    assert min_df >= 100 and (cooc.doc_freq[model.anchors] >= min_df).all()
     caplog.clear()
     with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
-        dense = AnchorModel(docs, q_mode='dense', anchor_min_df='auto', **options)
-    assert "the default threshold is used" in caplog.text  # no documents' side: the fixed rule
-    np.testing.assert_array_equal(dense.anchors, AnchorModel(docs, q_mode='dense', **options).anchors)
-    with pytest.raises(TypeError, match="'auto'"):
-        check_min_df('adaptive')
-    model.save_portable(tmp_path / 'm')  # the setting travels with the model
-    assert AnchorModel.load_portable(tmp_path / 'm').anchor_min_df == 'auto'
-    from gensim_anchor.cli import _min_df
-    assert (_min_df('auto'), _min_df('7'), _min_df('0.01')) == ('auto', 7, 0.01)
+        dense = AnchorModel(synth.corpus, q_mode='dense', **options)  # no documents' side:
+    assert 'held-out anchor volume' not in caplog.text                # the fixed rule
+    fixed = AnchorModel(synth.corpus, q_mode='dense', anchor_min_df=100, **options)
+    np.testing.assert_array_equal(dense.anchors, fixed.anchors)
