@@ -2,7 +2,6 @@
 model), and the restructuring left every fit as it was (the same anchors, the floats to rtol
 1e-5 on any CPU)."""
 import ast
-import hashlib
 from pathlib import Path
 
 import numpy as np
