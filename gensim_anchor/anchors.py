@@ -386,7 +386,8 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     for lo, P in projection_blocks(V, projection_dim, seed):
         width = P.shape[1]
         if H is not None:
-            QP[:N, lo:lo + width] = implicit_block(H, H_rows, cooc.h_hat[rows], rows, P) / np.float32(cooc.num_docs)
+            block = implicit_block(H, H_rows, cooc.h_hat[rows], rows, P)
+            QP[:N, lo:lo + width] = block / np.float32(cooc.num_docs)
         elif Q_rows is not None:
             QP[:N, lo:lo + width] = (Q_rows @ P) / np.float32(cooc.num_docs)
         else:  # distributed: a map over the partitions

@@ -552,11 +552,11 @@ def split_quarters(cooc, offset=0):
 
 
 def quarter_sums(cooc, rows=None, projection_dim=CANDIDATE_SCORE_DIM, seed=0, offset=0):
-    """What :func:`~gensim_anchor.anchors.choose_candidates` needs of the quarters of :func:`split_quarters`, as sums
-    over documents (so that the partitions of a distributed corpus add theirs up): the number of
-    documents (4,), the unnormalised row sums of Q, M p(w) (4, V), and, for ``rows``, the
-    unnormalised projected rows M Q[rows] P (4, len(rows), d; exact rows when d >= V); None
-    when the statistics cannot be split."""
+    """What :func:`~gensim_anchor.anchors.choose_candidates` needs of the quarters of
+    :func:`split_quarters`, as sums over documents (so that the partitions of a distributed
+    corpus add theirs up): the number of documents (4,), the unnormalised row sums of Q, M p(w)
+    (4, V), and, for ``rows``, the unnormalised projected rows M Q[rows] P (4, len(rows), d;
+    exact rows when d >= V); None when the statistics cannot be split."""
     quarters = split_quarters(cooc, offset)
     if quarters is None:
         return None

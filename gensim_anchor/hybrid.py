@@ -373,9 +373,10 @@ def _substep_order(doc, num_docs, substeps):
 
 def _layout(doc, word, num_docs, num_terms, substeps):
     """The tokens in sub-step order (:func:`_substep_order`), every sub-step a slice of one
-    bucketed length L (:func:`~gensim_anchor._compile_cache.bucket`), and the documents' count padded to a bucket: the
-    shapes, and with them the compiled sweep, are shared by every corpus of about the same
-    size (within 1/8), in this process and, through the compile cache, in the next.
+    bucketed length L (:func:`~gensim_anchor._compile_cache.bucket`), and the documents' count
+    padded to a bucket: the shapes, and with them the compiled sweep, are shared by every corpus
+    of about the same size (within 1/8), in this process and, through the compile cache, in the
+    next.
 
     Padding tokens point one past the last document row and the last word column: XLA drops
     scatter updates at indices out of bounds (and clamps gathers), so they never reach the
