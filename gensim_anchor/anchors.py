@@ -268,16 +268,19 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
     sizes = [int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in thresholds]
     if len({n for n in sizes if n >= num_topics}) < 2:
         return None  # one candidate set at most: nothing to choose
-    # Sums over documents: a distributed corpus adds up its partitions' (each with its offset).
-    sums_of = getattr(cooc, 'quarter_sums', None) or functools.partial(quarter_sums, cooc)
-    first = sums_of(None, projection_dim, seed)
-    if first is None or (first[0] < 1).any():
-        return None
-    docs, masses_all, _ = first
-    p_parts = np.maximum(masses_all, 0.0) / docs[:, None]
-    words = np.flatnonzero((cooc.doc_freq >= thresholds[-1]) & (p_w > 0) & np.all(p_parts > 0, axis=0))
     # The rows most frequent first: each threshold's candidates are then the first rows.
+    words = np.flatnonzero((cooc.doc_freq >= thresholds[-1]) & (p_w > 0))
     order = words[np.argsort(-cooc.doc_freq[words], kind='stable')]
+    # Sums over documents (a distributed corpus adds up its partitions', each with its offset),
+    # in one pass over the documents' side.
+    sums_of = getattr(cooc, 'quarter_sums', None) or functools.partial(quarter_sums, cooc)
+    sums = sums_of(order, projection_dim, seed)
+    if sums is None or (sums[0] < 1).any():
+        return None
+    docs, masses, raw = sums
+    p_parts = np.maximum(masses, 0.0) / docs[:, None]
+    seen = np.all(p_parts[:, order] > 0, axis=0)  # a row needs every quarter
+    order, raw = order[seen], raw[:, seen]
     df = cooc.doc_freq[order]
     counts = {}
     for t in thresholds:  # nested sets: the same count is the same set, kept once
@@ -286,9 +289,8 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
             counts[t] = count
     if len(counts) < 2:
         return None
-    raw = sums_of(order, projection_dim, seed)[2]
     Y_parts = [raw[i].astype(np.float64) / (docs[i] * p_parts[i][order, None]) for i in range(4)]
-    halves_rows, noise = _halves(Y_parts, [masses_all[i][order] for i in range(4)])
+    halves_rows, noise = _halves(Y_parts, [masses[i][order] for i in range(4)])
     scored = []
     for t, count in counts.items():
         score = 0.0

@@ -551,19 +551,17 @@ def split_quarters(cooc, offset=0):
     return quarters
 
 
-def quarter_sums(cooc, rows=None, projection_dim=CANDIDATE_SCORE_DIM, seed=0, offset=0):
+def quarter_sums(cooc, rows, projection_dim=CANDIDATE_SCORE_DIM, seed=0, offset=0):
     """What :func:`~gensim_anchor.anchors.choose_candidates` needs of the quarters of
     :func:`split_quarters`, as sums over documents (so that the partitions of a distributed
     corpus add theirs up): the number of documents (4,), the unnormalised row sums of Q, M p(w)
-    (4, V), and, for ``rows``, the unnormalised projected rows M Q[rows] P (4, len(rows), d;
-    exact rows when d >= V); None when the statistics cannot be split."""
+    (4, V), and the unnormalised projected rows M Q[rows] P (4, len(rows), d; exact rows when
+    d >= V); None when the statistics cannot be split."""
     quarters = split_quarters(cooc, offset)
     if quarters is None:
         return None
     docs = np.array([q.num_docs for q in quarters], dtype=np.float64)
     sums = np.array([q.row_sums(normalise=False) if q.num_docs else np.zeros(q.num_terms) for q in quarters])
-    if rows is None:
-        return docs, sums, None
     rows = np.asarray(rows, dtype=np.int64)
     V = cooc.num_terms
     if not projection_dim or projection_dim >= V:

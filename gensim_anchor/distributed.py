@@ -400,8 +400,7 @@ class DistributedCooccurrence:
             seed=seed, pure=False))
         if any(part is None for part in parts):
             return None
-        return (sum(part[0] for part in parts), sum(part[1] for part in parts),
-                None if rows is None else sum(part[2] for part in parts))
+        return tuple(sum(part[i] for part in parts) for i in range(3))
 
     def row_sums(self):
         """p(w) = Q @ 1 (summed from the partitions when Q was built)."""

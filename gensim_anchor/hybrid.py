@@ -84,7 +84,7 @@ from gensim import utils
 from . import _compile_cache
 from . import _validation as check
 from ._bow import DocumentStore, parse_chunk
-from ._compile_cache import bucket as _bucket
+from ._compile_cache import bucket
 from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
                         REFINE_MIN_BURN_IN, REFINE_TOL, SAMPLERS, tuning)
 from ._sampling import seed_of
@@ -390,8 +390,8 @@ def _layout(doc, word, num_docs, num_terms, substeps):
     order, offsets = _substep_order(doc, num_docs, substeps)
     doc, word = doc[order], word[order]
     sizes = np.diff(offsets)
-    length = _bucket(sizes.max())
-    num_padded = _bucket(num_docs)
+    length = bucket(sizes.max())
+    num_padded = bucket(num_docs)
     pad_doc = np.full((substeps, length), num_padded, np.int32)
     pad_word = np.full((substeps, length), num_terms, np.int32)
     for s in range(substeps):

@@ -340,7 +340,7 @@ def test_split_quarters_are_the_statistics_of_their_documents(offset):
 def test_split_quarters_needs_the_documents_side():
     docs = random_corpus(np.random.default_rng(4), 60, 30, max_len=10)
     assert split_quarters(build_cooccurrence(docs, num_terms=30, mode='dense')) is None
-    assert quarter_sums(build_cooccurrence(docs, num_terms=30, mode='dense')) is None
+    assert quarter_sums(build_cooccurrence(docs, num_terms=30, mode='dense'), [0, 1]) is None
 
 
 def test_held_out_log_volume_matches_gram_schmidt():

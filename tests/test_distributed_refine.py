@@ -17,7 +17,8 @@ from gensim_anchor._bow import DocumentStore  # noqa: E402
 from gensim_anchor.distributed_hybrid import (  # noqa: E402
     _report, _start_partition, _sweep_partition, gibbs_refine_dask)
 from gensim_anchor.evaluation import topic_recovery_l1  # noqa: E402
-from gensim_anchor.hybrid import _bucket, gibbs_refine  # noqa: E402
+from gensim_anchor._compile_cache import bucket  # noqa: E402
+from gensim_anchor.hybrid import gibbs_refine  # noqa: E402
 from gensim_anchor.likelihood import log_likelihood_per_token  # noqa: E402
 from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus  # noqa: E402
 
@@ -55,7 +56,7 @@ def test_padded_partition_sweeps_only_its_own_tokens(data):
     # Padding tokens point outside the count arrays; the sweep must drop them: every count
     # change sums to zero, and the counts after the sweep are those of the tokens' topics.
     _, train, _, model = data
-    assert [_bucket(n) for n in (1, 15, 16, 17, 1000, 1025)] == [1, 15, 16, 18, 1024, 1152]
+    assert [bucket(n) for n in (1, 15, 16, 17, 1000, 1025)] == [1, 15, 16, 18, 1024, 1152]
     start_t = (model.get_topics().T + 1e-3).astype(np.float32)
     state = _start_partition(train[:301], 0, V, start_t, np.array([0, 7], np.uint32), 0, 2, 100)
     assert state.num_docs == 301 and state.num_tokens == 301 * 50

@@ -5,6 +5,7 @@ import pytest
 from conftest import lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel
 from gensim_anchor import hybrid
+from gensim_anchor._compile_cache import bucket
 from gensim_anchor._defaults import tuning
 from gensim_anchor.hybrid import _minka_alpha, gibbs_refine
 from gensim_anchor.likelihood import log_likelihood_per_token
@@ -240,7 +241,7 @@ def test_layout_gives_corpora_of_about_the_same_size_the_same_shapes():
         _, offsets_real = hybrid._substep_order(doc, num_docs, 2)
         largest = max(np.diff(offsets_real))
         assert num_docs <= num_padded <= 1.125 * num_docs
-        assert len(pad_doc) == 2 * hybrid._bucket(largest) and hybrid._bucket(largest) <= 1.125 * largest
+        assert len(pad_doc) == 2 * bucket(largest) and bucket(largest) <= 1.125 * largest
         # Every real token is kept once, each document's tokens with it.
         np.testing.assert_array_equal(np.bincount(pad_doc[real], minlength=num_docs), lengths)
     assert shapes[0] == shapes[1]
