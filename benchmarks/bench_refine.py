@@ -10,9 +10,10 @@ For each corpus (KOS, NIPS, 20 Newsgroups; the 90/10 seeded split and the held-o
   (c/2, c] (what ``refine(num_sweeps=c, burn_in=c/2)`` returns) with the chain's alpha at c;
 * **the rule**: ``refine(corpus, 'gibbs')`` with the defaults (burn-in by the convergence rule,
   200 sweeps at most): sweeps used, seconds, held-out log-likelihood, UMass, unique words;
-* with ``--window W``: from the same chain, the topics averaged over (a, W] for a = W/6, W/3,
-  W/2 and 3W/4 (what ``refine(num_sweeps=W, burn_in=a)`` returns): where, for a fixed number
-  of sweeps, the average should start.
+* with ``--window W [W ...]``: from the same chain, for each W the topics averaged over (a, W]
+  for a = W/6, W/3, W/2 and 3W/4 (what ``refine(num_sweeps=W, burn_in=a)`` returns), and with
+  ``--starts A [A ...]`` for those a instead: where, for a fixed number of sweeps, the average
+  should start.
 
 The reference is tomotopy's collapsed Gibbs sampler, 1000 iterations, scored the same way
 (``benchmarks/results/bench_beyond.log``: KOS -7.3949, NIPS -7.8579, 20NG -8.0726 with one
@@ -20,7 +21,8 @@ thread; -7.3942, -7.8533, -8.0701 with two).
 
 Usage::
 
-    python benchmarks/bench_refine.py [--corpora kos nips 20ng] [--sweeps 200] [--window W] [--log PATH]
+    python benchmarks/bench_refine.py [--corpora kos nips 20ng] [--sweeps 200] [--window W ...]
+                                      [--starts A ...] [--seed S] [--log PATH]
 """
 import argparse
 import sys
@@ -43,7 +45,9 @@ TOMOTOPY = dict(kos=-7.3949, nips=-7.8579, ng20=-8.0726)
 CHECKPOINTS = (10, 20, 30, 40, 60, 80, 100, 150, 200)
 
 
-def window_starts(window):
+def window_starts(window, starts=None):
+    if starts:
+        return sorted(a for a in set(starts) if a < window)
     return sorted({window // 6, window // 3, window // 2, 3 * window // 4})
 
 
@@ -53,14 +57,15 @@ def score_topics(sums, alpha, train, heldout):
             unique_words(topics, 20).mean(), umass_coherence(topics, train, 20).mean())
 
 
-def curve(model, train, heldout, sweeps, window=None):
+def curve(model, train, heldout, sweeps, windows=(), starts=None, seed=SEED):
     """Log joint every 5 sweeps and held-out LL at each checkpoint (topics averaged over the
     second half of the sweeps so far)."""
     V = model.num_terms
-    eta = np.float32(DEFAULT_ETA)
+    # The sampler's eta: the model's (1/K unless given), as refine() passes it.
+    eta = np.float32(model._gibbs_eta(dict(eta=DEFAULT_ETA)))
     wanted = {c for c in CHECKPOINTS if c <= sweeps} | {c // 2 for c in CHECKPOINTS if c <= sweeps}
-    if window:
-        wanted |= {window, *window_starts(window)}
+    for window in windows:
+        wanted |= {window, *window_starts(window, starts)}
     prefix, alphas, joint = {0: np.zeros((K, V))}, {}, []
     running = np.zeros((K, V))
 
@@ -76,7 +81,7 @@ def curve(model, train, heldout, sweeps, window=None):
 
     start = time.perf_counter()
     gibbs_refine(model.get_topics(), model.alpha, train, p_z=model.p_z, num_sweeps=sweeps,
-                 burn_in=sweeps - 1, random_state=model._projection_seed, callback=callback)
+                 burn_in=sweeps - 1, eta=float(eta), random_state=seed, callback=callback)
     seconds = time.perf_counter() - start
     points = []
     for c in CHECKPOINTS:
@@ -85,19 +90,20 @@ def curve(model, train, heldout, sweeps, window=None):
         topics = (prefix[c] - prefix[c // 2]) / (c - c // 2)
         topics /= topics.sum(axis=1, keepdims=True)
         points.append((c, log_likelihood_per_token(topics, alphas[c], heldout, random_state=SEED)))
-    windows = [(a,) + score_topics(prefix[window] - prefix[a], alphas[window], train, heldout)
-               for a in window_starts(window)] if window else []
-    return joint, points, seconds, windows
+    scored = [(window, a) + score_topics(prefix[window] - prefix[a], alphas[window], train, heldout)
+              for window in windows for a in window_starts(window, starts)]
+    return joint, points, seconds, scored
 
 
-def run(name, sweeps, out, window=None):
+def run(name, sweeps, out, windows=(), starts=None, seed=SEED, anchor_min_df=None):
     corpus, dictionary = bench_dropin.load(name)
     train, heldout = bench_dropin.split(corpus, SEED)
-    model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=SEED)
+    model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=SEED,
+                        anchor_min_df=anchor_min_df)
     anchor_ll = log_likelihood_per_token(model.get_topics(), model.alpha, heldout, random_state=SEED)
-    joint, points, seconds, windows = curve(model, train, heldout, sweeps, window)
+    joint, points, seconds, scored = curve(model, train, heldout, sweeps, windows, starts, seed)
     start = time.perf_counter()
-    model.refine(train, 'gibbs')
+    model.refine(train, 'gibbs', random_state=seed)
     rule_seconds = time.perf_counter() - start
     topics = model.get_topics().astype(np.float64)
     rule_ll = log_likelihood_per_token(topics, model.alpha, heldout, random_state=SEED)
@@ -110,11 +116,11 @@ def run(name, sweeps, out, window=None):
     out("held-out LL/token, topics averaged over sweeps (c/2, c] (chain of %d sweeps, %.1f s):" % (sweeps, seconds))
     for c, ll in points:
         out("  c=%3d  %.4f  (%+.4f vs tomotopy)" % (c, ll, ll - ref))
-    if windows:
-        out("the same chain, topics averaged over (a, %d]:" % window)
-    for a, ll, unique, umass in windows:
-        out("  a=%3d  LL/token %.4f  (%+.4f vs tomotopy)  unique top-20 %.2f  UMass %.3f"
-            % (a, ll, ll - ref, unique, umass))
+    if scored:
+        out("the same chain, topics averaged over (a, W]:")
+    for window, a, ll, unique, umass in scored:
+        out("  W=%3d a=%3d  LL/token %.4f  (%+.4f vs tomotopy)  unique top-20 %.2f  UMass %.3f"
+            % (window, a, ll, ll - ref, unique, umass))
     r = model.refinement
     out("the rule (defaults): stopped after %d sweeps (burn-in %d, %s) in %.1f s: LL/token %.4f (%+.4f vs "
         "tomotopy), UMass %.3f, unique top-20 %.2f" % (
@@ -128,11 +134,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpora', nargs='+', default=['kos', 'nips', '20ng'])
     parser.add_argument('--sweeps', type=int, default=200)
-    parser.add_argument('--window', type=int, default=None,
+    parser.add_argument('--window', type=int, nargs='+', default=[],
                         help="also score averages over (a, W] of the same chain, a = W/6 ... 3W/4")
+    parser.add_argument('--starts', type=int, nargs='+', default=None,
+                        help="the a of --window (default W/6, W/3, W/2, 3W/4)")
+    parser.add_argument('--seed', type=int, default=SEED, help="the sampler's seed (the fit's is 0)")
+    parser.add_argument('--anchor-min-df', type=int, default=None,
+                        help="the anchor fit's candidate threshold (default: the adaptive rule)")
     parser.add_argument('--log', default=str(Path(__file__).resolve().parent / 'results' / 'bench_refine.log'))
     args = parser.parse_args(argv)
-    if args.window and args.window > args.sweeps:
+    if any(w > args.sweeps for w in args.window):
         parser.error("--window must be at most --sweeps")
     lines = []
 
@@ -143,7 +154,7 @@ def main(argv=None):
     out("$ python benchmarks/bench_refine.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     out(str(machine()))
     for name in args.corpora:
-        run(name, args.sweeps, out, args.window)
+        run(name, args.sweeps, out, args.window, args.starts, args.seed, args.anchor_min_df)
     with open(args.log, 'a') as f:
         f.write("\n".join(lines) + "\n\n")
 

@@ -170,7 +170,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         up (100 documents and 0.1%, 0.3%, 1% and 3% of the documents above it), as the
         threshold whose anchors, found on one half of the documents, span the largest simplex
         on the other half (:func:`~gensim_anchor.anchors.choose_candidates`; the INFO log names
-        the choice). Where Q is dense or rectified (no documents' side) it is the lowest one.
+        the choice). Where Q is dense or rectified (no documents' side), and as the start of
+        ``refine='gibbs'``, it is the lowest one: rarer anchors, more specific topics, from
+        which the sampler climbs faster (20 Newsgroups, K=50: held-out log-likelihood -8.0695
+        after 100 sweeps against -8.0948 from the chosen 508 documents; README, implementation
+        notes, "Anchor candidates").
     projection_dim : int, optional
         Dimension of the random projection of Q-bar for anchor finding (default 1000); None or
         a value >= V uses the exact rows.
@@ -413,7 +417,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             anchor_min_df=self.anchor_min_df, projection_dim=self.projection_dim,
             cleanup=self.cleanup, rectify=self.rectify, rectify_max_iter=self.rectify_max_iter,
             seeds=self.seed_anchors, alpha=self.alpha_arg, dtype=self.dtype,
-            seed=self._projection_seed)
+            seed=self._projection_seed, adaptive_candidates=self.refine_method != 'gibbs')
 
     def _store(self, result, cooc, sample):
         """Keep what the fit found (numpy only, so that the model saves and loads without JAX)."""

@@ -248,11 +248,37 @@ def _draw_topics(key, weights, tokens, num_topics):
     return jnp.minimum(z, num_topics - 1)
 
 
+def _add_at(counts, rows, cols, value):
+    """``counts[rows, cols] += value`` with the updates at out-of-range indices (the padding
+    tokens of :func:`_layout`) dropped.
+
+    Through flat indices: XLA's CPU scatter into a 2-D array took 2.4 times as long (the four
+    count updates of a 20 Newsgroups sub-step: 19 ms against 8 ms).
+    """
+    import jax.numpy as jnp
+    n_rows, n_cols = counts.shape
+    if counts.size >= 2 ** 31:  # flat int32 indices would overflow
+        return counts.at[rows, cols].add(value, mode='drop')
+    flat = jnp.where((rows < n_rows) & (cols < n_cols), rows * n_cols + cols, counts.size)
+    return counts.reshape(-1).at[flat].add(value, mode='drop').reshape(counts.shape)
+
+
+def _get_at(counts, rows, cols):
+    """``counts[rows, cols]`` as float32, 0 at out-of-range indices (the padding tokens), by flat
+    indices as :func:`_add_at`."""
+    import jax.numpy as jnp
+    if counts.size >= 2 ** 31:
+        return counts.at[rows, cols].get(mode='fill', fill_value=0).astype(jnp.float32)
+    n_rows, n_cols = counts.shape
+    flat = jnp.where((rows < n_rows) & (cols < n_cols), rows * n_cols + cols, counts.size)
+    return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
+
+
 def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
     """The count matrices n_dk and n_kw of the topic assignments ``z``."""
     import jax.numpy as jnp
-    n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[doc, z].add(1)
-    n_kw = jnp.zeros((num_topics, num_terms), jnp.int32).at[z, word].add(1)
+    n_dk = _add_at(jnp.zeros((num_docs, num_topics), jnp.int32), doc, z, 1)
+    n_kw = _add_at(jnp.zeros((num_topics, num_terms), jnp.int32), z, word, 1)
     return n_dk, n_kw
 
 
@@ -291,17 +317,22 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms
             if hi == lo:
                 continue
             d, w, z_old = doc[lo:hi], word[lo:hi], z[lo:hi]
-            n_dk_f, n_kw_t = n_dk.astype(alpha.dtype), n_kw.T.astype(alpha.dtype)
-            n_k = n_kw_t.sum(axis=0)
+            n_k = n_kw.sum(axis=1).astype(alpha.dtype)
+            # Every topic but the token's own from the counts as they stand: one division per
+            # (word, topic) here rather than per (token, topic); the own topic's weight, with
+            # the token taken out, from three numbers per token (7% off the draw on 20NG).
+            phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + num_terms * eta)
+            doc_alpha = n_dk.astype(alpha.dtype) + alpha
 
-            def weights(d, w, z_old, n_dk_f=n_dk_f, n_kw_t=n_kw_t, n_k=n_k):
-                own = jax.nn.one_hot(z_old, num_topics, dtype=alpha.dtype)
-                return ((n_dk_f[d] - own + alpha) * (n_kw_t[w] - own + eta)
-                        / (n_k - own + num_terms * eta))
+            def weights(d, w, z_old, n_dk=n_dk, n_kw=n_kw, n_k=n_k, phi_t=phi_t, doc_alpha=doc_alpha):
+                own = ((_get_at(n_dk, d, z_old) - 1 + alpha[z_old]) * (_get_at(n_kw, z_old, w) - 1 + eta)
+                       / (n_k[z_old] - 1 + num_terms * eta))
+                mine = jax.nn.one_hot(z_old, num_topics, dtype=bool)
+                return jnp.where(mine, own[:, None], doc_alpha[d] * phi_t[w])
 
             z_new = _draw_topics(key, weights, (d, w, z_old), num_topics)
-            n_dk = n_dk.at[d, z_old].add(-1).at[d, z_new].add(1)
-            n_kw = n_kw.at[z_old, w].add(-1).at[z_new, w].add(1)
+            n_dk = _add_at(_add_at(n_dk, d, z_old, -1), d, z_new, 1)
+            n_kw = _add_at(_add_at(n_kw, z_old, w, -1), z_new, w, 1)
             z = z.at[lo:hi].set(z_new)
         return z, n_dk, n_kw
 

@@ -76,6 +76,10 @@ class FitOptions(NamedTuple):
         Precision of the topics.
     seed : int
         Seed of the projection, of the alpha sample and of its likelihood estimate.
+    adaptive_candidates : bool
+        With ``anchor_min_df=None``, choose the candidate threshold per corpus
+        (:func:`~.anchors.choose_candidates`); False: the fixed rule's (the start of a Gibbs
+        refinement, :class:`~gensim_anchor.AnchorModel`'s ``refine='gibbs'``).
     """
     num_topics: int
     loss: str = 'L2'
@@ -90,6 +94,7 @@ class FitOptions(NamedTuple):
     alpha: object = 'auto'
     dtype: object = np.float32
     seed: int = 0
+    adaptive_candidates: bool = True
 
 
 class AnchorFit(NamedTuple):
@@ -254,7 +259,7 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)
     choice = None
-    if options.anchor_min_df is None:  # the adaptive rule, where the statistics can be split
+    if options.anchor_min_df is None and options.adaptive_candidates:  # where Q can be split
         choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
     if choice is None:
         candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df,

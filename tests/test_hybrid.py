@@ -173,6 +173,20 @@ def test_collapsed_sweep_draws_every_token_from_its_collapsed_conditional():
     np.testing.assert_allclose(_frequencies(z, num_topics), expected, atol=0.025)
 
 
+def test_count_updates_by_flat_index_drop_the_padding():
+    """The sweep's scatter and gather by flat index: an index one past the rows or the columns
+    (a padding token's document or word) touches nothing and reads 0, where a flat index
+    row * columns + column of column = columns would land on the next row."""
+    import jax.numpy as jnp
+    counts = jnp.arange(12, dtype=jnp.int32).reshape(3, 4)
+    rows, cols = jnp.array([0, 2, 3, 1, 0]), jnp.array([1, 3, 0, 4, 1])
+    expected = np.arange(12).reshape(3, 4)
+    expected[0, 1] += 2
+    expected[2, 3] += 1
+    np.testing.assert_array_equal(hybrid._add_at(counts, rows, cols, 1), expected)
+    np.testing.assert_array_equal(hybrid._get_at(counts, rows, cols), [1, 11, 0, 0, 1])
+
+
 def test_collapsed_substeps_update_each_slice_and_keep_the_counts_consistent():
     """With sub-steps, the n-th token of a document moves in sub-step n mod S, and the counts
     carried between sub-steps and sweeps are those of the topics drawn."""
