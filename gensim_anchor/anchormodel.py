@@ -160,8 +160,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Q-bar) or the original matrix-inversion Recover of Arora, Ge & Moitra (2012).
     eps : float, optional
         Duality-gap tolerance of each word's recovery (default 1e-10 for RecoverL2, whose pairwise
-        solver gets there cheaply, and 1e-7, the authors', for RecoverKL and for the start of
-        ``refine='gibbs'``, whose sweeps replace the topics).
+        solver gets there cheaply, and 1e-7, the authors', for RecoverKL).
     max_iter : int
         Iteration (or pairwise step) cap of the solver per word; words that hit it are counted
         in a log line (a WARNING once they are at least 1% of the words solved, else INFO).
@@ -239,12 +238,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         from it (:meth:`refine`): ``'gibbs'``, collapsed Gibbs sweeps that stop when the log
         joint likelihood of the training tokens has settled (the most accurate topics of the
         README's benchmarks), or ``'vb'``, gensim's online variational Bayes. None (default)
-        is exactly the paper's algorithm. The anchor fit that starts ``'gibbs'`` takes the
-        fixed candidate threshold and the authors' duality gap unless ``anchor_min_df`` and
-        ``eps`` are given (see both): the one call equals ``AnchorModel(corpus,
-        anchor_min_df=min(100, 5%), eps=1e-7).refine(corpus)``. The corpus is still read once:
-        the pass keeps the parsed documents (12 bytes per distinct word of a document) for the
-        refinement.
+        is exactly the paper's algorithm. The corpus is still read once: the pass keeps the
+        parsed documents (12 bytes per distinct word of a document) for the refinement.
         :meth:`update` adds the new documents to Q and to the kept documents, re-solves the
         anchor fit on everything seen so far and refines it again, so a model updated with
         part of a corpus equals one trained on all of it (with ``save_cooccurrence=True`` a
@@ -422,7 +417,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             anchor_min_df=self.anchor_min_df, projection_dim=self.projection_dim,
             cleanup=self.cleanup, rectify=self.rectify, rectify_max_iter=self.rectify_max_iter,
             seeds=self.seed_anchors, alpha=self.alpha_arg, dtype=self.dtype,
-            seed=self._projection_seed, refine_start=self.refine_method == 'gibbs')
+            seed=self._projection_seed, adaptive_candidates=self.refine_method != 'gibbs')
 
     def _store(self, result, cooc, sample):
         """Keep what the fit found (numpy only, so that the model saves and loads without JAX)."""

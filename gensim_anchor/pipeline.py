@@ -42,7 +42,7 @@ from threadpoolctl import threadpool_limits
 from . import _validation as check
 from . import distributed
 from ._compile_cache import persistent_cache
-from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, EG_EPS,
+from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM,
                         RECTIFY_MAX_ITER)
 from ._bow import DocumentStore
 from ._sampling import Reservoir, alpha_documents, combine_samples
@@ -76,13 +76,10 @@ class FitOptions(NamedTuple):
         Precision of the topics.
     seed : int
         Seed of the projection, of the alpha sample and of its likelihood estimate.
-    refine_start : bool
-        The fit is the start of a Gibbs refinement (:class:`~gensim_anchor.AnchorModel`'s
-        ``refine='gibbs'``), which replaces its topics: with ``anchor_min_df=None`` the fixed
-        candidate threshold rather than the adaptive one (its rarer anchors are the better start,
-        README "Anchor candidates"), and with ``eps=None`` the authors' duality gap, 1e-7,
-        rather than RecoverL2's 1e-10 (a start needs no more; from the fixed threshold's anchors
-        the pairwise solver takes a median of 200 steps per word to 1e-10 on 20 Newsgroups).
+    adaptive_candidates : bool
+        With ``anchor_min_df=None``, choose the candidate threshold per corpus
+        (:func:`~.anchors.choose_candidates`); False: the fixed rule's (the start of a Gibbs
+        refinement, :class:`~gensim_anchor.AnchorModel`'s ``refine='gibbs'``).
     """
     num_topics: int
     loss: str = 'L2'
@@ -97,7 +94,7 @@ class FitOptions(NamedTuple):
     alpha: object = 'auto'
     dtype: object = np.float32
     seed: int = 0
-    refine_start: bool = False
+    adaptive_candidates: bool = True
 
 
 class AnchorFit(NamedTuple):
@@ -262,7 +259,7 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)
     choice = None
-    if options.anchor_min_df is None and not options.refine_start:  # where Q can be split
+    if options.anchor_min_df is None and options.adaptive_candidates:  # where Q can be split
         choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
     if choice is None:
         candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df,
@@ -280,8 +277,7 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     timings['anchors'] = time.perf_counter() - start
 
     start = time.perf_counter()
-    eps = EG_EPS if options.eps is None and options.refine_start else options.eps
-    recovery = recover(cooc, groups, options.loss, eps=eps, max_iter=options.max_iter,
+    recovery = recover(cooc, groups, options.loss, eps=options.eps, max_iter=options.max_iter,
                        p_w=p_w, r_method='diagonal' if options.rectify else 'pinv')
     timings['recovery'] = time.perf_counter() - start
     topics = as_distributions(recovery.A.T, options.dtype)

@@ -14,7 +14,6 @@ distributed = pytest.importorskip('distributed')
 
 from gensim_anchor import AnchorModel  # noqa: E402
 from gensim_anchor._bow import DocumentStore  # noqa: E402
-from gensim_anchor.anchors import resolve_min_df  # noqa: E402
 from gensim_anchor.distributed_hybrid import (  # noqa: E402
     _report, _start_partition, _sweep_partition, gibbs_refine_dask)
 from gensim_anchor.evaluation import topic_recovery_l1  # noqa: E402
@@ -120,9 +119,7 @@ def test_one_call_form_keeps_the_partitions_and_refines_on_the_cluster(client, d
     fit = dict(num_topics=K, id2word={i: str(i) for i in range(V)}, alpha='symmetric', random_state=0,
                client=client)
     one = AnchorModel(bag(train), refine='gibbs', refine_options=dict(FIXED), **fit)
-    # The one call's start: the fixed candidate threshold, recovered to the authors' gap.
-    start = dict(fit, anchor_min_df=resolve_min_df(None, len(train)), eps=1e-7)
-    two = AnchorModel(bag(train), **start).refine(bag(train), 'gibbs', **FIXED)
+    two = AnchorModel(bag(train), **fit).refine(bag(train), 'gibbs', **FIXED)
     np.testing.assert_array_equal(one.get_topics(), two.get_topics())
     assert one.refinement['partitions'] == 4 and one.refinement['workers'] == 2
     assert one.refinement['recovered'] == 0 and one.refinement['num_sweeps'] == 8

@@ -46,7 +46,7 @@ def test_one_call_equals_fit_then_refine_and_reads_the_corpus_once(data):
     stream = Once(corpus)
     one = AnchorModel(stream, refine='gibbs', refine_options=dict(num_sweeps=40), **FIT)
     assert stream.reads == 1
-    two = AnchorModel(corpus, eps=1e-7, **FIT).refine(corpus, 'gibbs', num_sweeps=40)  # the start's gap
+    two = AnchorModel(corpus, **FIT).refine(corpus, 'gibbs', num_sweeps=40)
     np.testing.assert_array_equal(one.get_topics(), two.get_topics())
     np.testing.assert_array_equal(one.alpha, two.alpha)
     assert one.refinement['method'] == 'gibbs' and one.refinement['max_sweeps'] == 40
@@ -130,7 +130,7 @@ def test_the_sampler_takes_the_models_eta(data):
     # alone defaults to 1/K as well
     both = AnchorModel(corpus, refine='gibbs', eta=0.3, **FIT, refine_options=dict(options, eta=0.03))
     assert both.refinement['eta'] == 0.03
-    later = AnchorModel(corpus, eta=0.03, eps=1e-7, **FIT).refine(corpus, 'gibbs', **options)  # the start's gap
+    later = AnchorModel(corpus, eta=0.03, **FIT).refine(corpus, 'gibbs', **options)
     np.testing.assert_array_equal(later.get_topics(), given.get_topics())
     plain = AnchorModel(corpus, **FIT)
     alone = gibbs_refine(plain.get_topics(), plain.alpha, corpus, p_z=plain.p_z,
