@@ -118,12 +118,13 @@ DEFAULT_SWEEPS, DEFAULT_BURN_IN = 200, 100
 #: The convergence rule of :func:`gensim_anchor.hybrid.gibbs_refine`: every REFINE_CHECK_EVERY
 #: sweeps, burn-in ends (after at least REFINE_MIN_BURN_IN) once the log joint per token rose
 #: by less than REFINE_TOL nats per sweep; the topics are then averaged over
-#: max(REFINE_AVERAGE, burn-in) sweeps. At 2e-3 (K = 50, eta 1/K, one chain per corpus) the
-#: rule stops after 90 sweeps on KOS, 100 on NIPS and 150 on 20 Newsgroups, where 1e-3 ran
-#: 130, 120 and the 200-sweep cap, and the held-out likelihood at those points is still above
-#: tomotopy's 1000 iterations on all three (the curves of python benchmarks/bench_refine.py,
-#: benchmarks/results/bench_refine.log, the entry of 2026-11-27T12:53Z; 20NG from the fixed
-#: candidate threshold, as refine='gibbs' starts; bench_seeds.log for the means over seeds).
+#: max(REFINE_AVERAGE, burn-in) sweeps. At 2e-3 (K = 50, eta 1/K) the one-call refined model
+#: stopped after 110 sweeps on KOS, 80 on NIPS and 160 on 20 Newsgroups (python
+#: benchmarks/bench_firstfit.py --corpus kos --split --refined --score, and nips, 20ng;
+#: benchmarks/results/bench_firstfit.log, the 2026-11-27T13:50Z entry), where 1e-3 ran 140, 130
+#: and the 200-sweep cap (the 09:09Z to 09:20Z entries), and its held-out likelihood stayed
+#: above tomotopy's 1000 iterations on all three in the means over seeds (bench_seeds.log, the
+#: 13:44Z entry); the curves are in bench_refine.log (the 12:53Z entry).
 REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 2e-3
 
 # --- Per-backend tuning -------------------------------------------------------------------------
