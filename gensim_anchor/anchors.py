@@ -301,8 +301,8 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
                 break
             score += _held_out_log_volume(halves_rows[held], noise[held], found) / 2
         scored.append((t, count, score))
-    best = max(scored, key=lambda level: level[2], default=None)  # ties: the higher threshold
-    if best is None or not math.isfinite(best[2]):
+    best = max(scored, key=lambda level: level[2])  # ties: the first, the higher threshold
+    if not math.isfinite(best[2]):
         return None
     return CandidateChoice(np.sort(order[:best[1]]), best[0], tuple(scored))
 

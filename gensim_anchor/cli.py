@@ -132,7 +132,8 @@ def build_parser():
     model.add_argument('--anchor-min-df', type=_min_df, metavar='DF',
                        help="anchor candidates occur in at least DF documents (int) or this "
                             "fraction of documents (float) (default: chosen per corpus, by held-out "
-                            "anchor volume, from min(100, 5%% of documents) up)")
+                            "anchor volume, from min(100, 5%% of documents) up; that lowest one "
+                            "with --refine gibbs)")
     model.add_argument('--projection-dim', type=_dim, metavar='DIM',
                        help="random projection dimension for anchor finding; 'none' for exact "
                             "rows (default: 1000)")

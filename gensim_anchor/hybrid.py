@@ -248,30 +248,34 @@ def _draw_topics(key, weights, tokens, num_topics):
     return jnp.minimum(z, num_topics - 1)
 
 
-def _add_at(counts, rows, cols, value):
-    """``counts[rows, cols] += value`` with the updates at out-of-range indices (the padding
-    tokens of :func:`_layout`) dropped.
+def _flat_index(counts, rows, cols):
+    """Flat indices of ``counts[rows, cols]``, one past the end where ``rows`` or ``cols`` are out
+    of range (the padding tokens of :func:`_layout`: a plain ``row * columns + column`` would
+    land on the next row); None where int32 indices would overflow.
 
-    Through flat indices: XLA's CPU scatter into a 2-D array took 2.4 times as long (ad hoc, the
-    four count updates of a 20 Newsgroups sub-step timed alone: 19 ms against 8 ms; a whole
-    sweep, fastest of 40: 0.100 s against 0.107 s).
-    """
+    The count updates and reads of a sweep go through flat indices because XLA's CPU scatter into
+    a 2-D array is the slower one."""
     import jax.numpy as jnp
+    if counts.size >= 2 ** 31:
+        return None
     n_rows, n_cols = counts.shape
-    if counts.size >= 2 ** 31:  # flat int32 indices would overflow
+    return jnp.where((rows < n_rows) & (cols < n_cols), rows * n_cols + cols, counts.size)
+
+
+def _add_at(counts, rows, cols, value):
+    """``counts[rows, cols] += value``, the updates at out-of-range indices dropped."""
+    flat = _flat_index(counts, rows, cols)
+    if flat is None:
         return counts.at[rows, cols].add(value, mode='drop')
-    flat = jnp.where((rows < n_rows) & (cols < n_cols), rows * n_cols + cols, counts.size)
     return counts.reshape(-1).at[flat].add(value, mode='drop').reshape(counts.shape)
 
 
 def _get_at(counts, rows, cols):
-    """``counts[rows, cols]`` as float32, 0 at out-of-range indices (the padding tokens), by flat
-    indices as :func:`_add_at`."""
+    """``counts[rows, cols]`` as float32, 0 at out-of-range indices."""
     import jax.numpy as jnp
-    if counts.size >= 2 ** 31:
+    flat = _flat_index(counts, rows, cols)
+    if flat is None:
         return counts.at[rows, cols].get(mode='fill', fill_value=0).astype(jnp.float32)
-    n_rows, n_cols = counts.shape
-    flat = jnp.where((rows < n_rows) & (cols < n_cols), rows * n_cols + cols, counts.size)
     return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
 
 
@@ -321,7 +325,7 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms
             n_k = n_kw.sum(axis=1).astype(alpha.dtype)
             # Every topic but the token's own from the counts as they stand: one division per
             # (word, topic) here rather than per (token, topic); the own topic's weight, with
-            # the token taken out, from three numbers per token (ad hoc: 7% off the draw on 20NG).
+            # the token taken out, from three numbers per token.
             phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + num_terms * eta)
             doc_alpha = n_dk.astype(alpha.dtype) + alpha
 
