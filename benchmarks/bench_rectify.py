@@ -9,7 +9,9 @@ V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most freq
 where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 
 On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
-are AP anchors. ``--seeds`` runs each fit once per ``random_state`` and prints the means: one
+are AP anchors; ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the
+same seed (as seeded anchors), which tells a difference of the anchors from one of the
+recovery. ``--seeds`` runs each fit once per ``random_state`` and prints the means: one
 fit's quality varies from seed to seed by more than the methods differ (KOS: unique words by
 about 0.3, held-out likelihood by about 0.004), so comparisons are of means. ``--refine N`` refines the plain and the ENN fit by N collapsed Gibbs sweeps
 and prints the held-out likelihood every ``--every`` sweeps (each point a fresh refine from the
@@ -18,7 +20,7 @@ same anchor fit, so every point is an honest fit of that many sweeps).
 Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
-        [--methods plain enn ap] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
+        [--methods plain enn ap enn-ap] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
 """
 import argparse
 import copy
@@ -35,7 +37,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 K = 50
 VOCABULARY = {'nips': 15239, '20ng': 28731, '20ng-raw': 111915}  # the larger ones, for the AP's limit
-METHODS = dict(plain=dict(), enn=dict(rectify='enn'), ap=dict(rectify='ap'))
+# 'enn-ap': the compressed rectification with the dense (AP) fit's anchors of the same seed
+# given as seeded anchors: whether a difference in quality comes from the anchors or from A.
+METHODS = dict(plain=dict(), enn=dict(rectify='enn'), ap=dict(rectify='ap'), **{'enn-ap': dict(rectify='enn')})
 
 
 def load(name):
@@ -66,8 +70,9 @@ def child(spec):
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
+    seeded = [dictionary[i] for i in spec['anchors']] if spec.get('anchors') else None
     model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=spec.get('seed', 0),
-                        **METHODS[spec['method']])
+                        anchors=seeded, **METHODS[spec['method']])
     fit = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # GiB (Linux: KiB)
     row = dict(spec, V=len(dictionary), fit_s=fit, rss_gib=rss, timings=model.timings,
@@ -87,7 +92,8 @@ def child(spec):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpora', nargs='+', default=['kos', 'nips', '20ng', '20ng-13k', '20ng-raw'])
-    parser.add_argument('--methods', nargs='+', default=['plain', 'enn', 'ap'], choices=list(METHODS))
+    parser.add_argument('--methods', nargs='+', default=['plain', 'enn', 'ap'], choices=list(METHODS),
+                        help="'enn-ap': ENN with the anchors of the 'ap' fit of the same seed (list it after 'ap')")
     parser.add_argument('--refine', type=int, default=0)
     parser.add_argument('--every', type=int, default=25)
     parser.add_argument('--ap-max-bytes', type=float, default=0,
@@ -112,9 +118,17 @@ def main(argv=None):
                 continue
             runs = []
             for seed in args.seeds:
-                row = run_child(dict(corpus=name, method=method, seed=seed,
-                                     refine=args.refine if method != 'ap' else 0,
-                                     every=args.every, ap_max_bytes=limit))
+                spec = dict(corpus=name, method=method, seed=seed,
+                            refine=args.refine if method != 'ap' else 0,
+                            every=args.every, ap_max_bytes=limit)
+                if method == 'enn-ap':
+                    ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
+                    if not ap:
+                        print("  %-9s %-6s seed %d skipped: needs the 'ap' fit first (--methods ap enn-ap)"
+                              % (name, method, seed))
+                        continue
+                    spec['anchors'] = ap[0]['anchors']
+                row = run_child(spec)
                 if row is not None:
                     runs.append(row)
             rows += runs

@@ -39,10 +39,12 @@ RECTIFY_TOL = 1e-4
 RECTIFY_ENN_TOL = 2e-3
 #: ENN's l, the words whose negative entries it removes: RECTIFY_ENN_LARGE_FACTOR x K ln K (the
 #: authors use 5), lowered to keep the V x l product of each iteration within
-#: RECTIFY_ENN_BLOCK_ENTRIES entries (its time: it is made by row blocks) but never below 5 K ln K. At 5 K ln K (K = 50) the unique top-20 words fell
-#: short of the dense AP's on NIPS (6.50 against 6.68) and 20 Newsgroups cut to 13,000 words
-#: (7.96 against 8.40); at 20 K ln K they reach them on KOS, NIPS and 20NG-13k with held-out
-#: likelihood at least the AP's (benchmarks/results/bench_rectify.log).
+#: RECTIFY_ENN_BLOCK_ENTRIES entries (its time: it is made by row blocks) but never below
+#: 5 K ln K. At 5 K ln K (K = 50) the unique top-20 words fell short of the dense AP's on NIPS
+#: (6.50 against 6.68) and 20 Newsgroups cut to 13,000 words (7.96 against 8.40); at 20 K ln K,
+#: over ten seeds, they are the AP's within the seed-to-seed noise on KOS and 20NG-13k and 0.13
+#: fewer on NIPS, with held-out likelihood the AP's on KOS and higher on NIPS and 20NG-13k
+#: (benchmarks/results/bench_rectify.log; README, "Rectification").
 RECTIFY_ENN_LARGE_FACTOR = 20
 RECTIFY_ENN_BLOCK_ENTRIES = 2 ** 27
 #: ENN's over-relaxation omega: each iteration projects Y Y^T + omega E (+ the sum-1 weight).
