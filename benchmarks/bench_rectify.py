@@ -39,7 +39,7 @@ K = 50
 VOCABULARY = {'nips': 15239, '20ng': 28731, '20ng-raw': 111915}  # the larger ones, for the AP's limit
 # 'enn-ap': the compressed rectification with the dense (AP) fit's anchors of the same seed
 # given as seeded anchors: whether a difference in quality comes from the anchors or from A.
-METHODS = dict(plain=dict(), enn=dict(rectify='enn'), ap=dict(rectify='ap'), **{'enn-ap': dict(rectify='enn')})
+METHODS = {'plain': {}, 'enn': dict(rectify='enn'), 'ap': dict(rectify='ap'), 'enn-ap': dict(rectify='enn')}
 
 
 def load(name):
