@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
         [--methods plain enn ap enn-ap] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
+        [--power-iter N]
 """
 import argparse
 import copy
@@ -64,9 +65,11 @@ def child(spec):
     import bench_beyond
     import bench_dropin
     from gensim_anchor import AnchorModel
+    from gensim_anchor import rectify
     if spec.get('ap_max_bytes'):
-        from gensim_anchor import rectify
         rectify.MAX_BYTES = int(spec['ap_max_bytes'])
+    if spec.get('power_iter'):
+        rectify.compress.__kwdefaults__['power_iter'] = spec['power_iter']
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
@@ -102,6 +105,8 @@ def main(argv=None):
                         help="random_state of each fit; with several, the means per method too "
                              "(one fit's unique words vary by about 0.3 and its likelihood by "
                              "about 0.004 from seed to seed on KOS)")
+    parser.add_argument('--power-iter', type=int, default=0,
+                        help="power iterations of ENN's range finder (default: rectify.compress's)")
     parser.add_argument('--child', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -120,7 +125,7 @@ def main(argv=None):
             for seed in args.seeds:
                 spec = dict(corpus=name, method=method, seed=seed,
                             refine=args.refine if method != 'ap' else 0,
-                            every=args.every, ap_max_bytes=limit)
+                            every=args.every, ap_max_bytes=limit, power_iter=args.power_iter)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
                     if not ap:
