@@ -69,7 +69,7 @@ def child(spec):
     if spec.get('ap_max_bytes'):
         rectify.MAX_BYTES = int(spec['ap_max_bytes'])
     if spec.get('power_iter'):
-        rectify.compress.__kwdefaults__['power_iter'] = spec['power_iter']
+        rectify._POWER_ITER = spec['power_iter']
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
@@ -106,7 +106,7 @@ def main(argv=None):
                              "(one fit's unique words vary by about 0.3 and its likelihood by "
                              "about 0.004 from seed to seed on KOS)")
     parser.add_argument('--power-iter', type=int, default=0,
-                        help="power iterations of ENN's range finder (default: rectify.compress's)")
+                        help="power iterations of ENN's range finder (default: rectify._POWER_ITER)")
     parser.add_argument('--child', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

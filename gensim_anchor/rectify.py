@@ -399,7 +399,7 @@ class ENNRectification(NamedTuple):
     tol: float
 
 
-def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=0, active=None):
+def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, active=None):
     """Randomised eigendecomposition of Q through products with thin blocks only.
 
     The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4) on the shifted
@@ -424,8 +424,8 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=
         K.
     oversample : int, optional
         Extra probes (default K: the authors' 2K probes).
-    power_iter : int
-        q, power iterations of the range finder.
+    power_iter : int, optional
+        q, power iterations of the range finder (default :data:`_POWER_ITER`, read at the call).
     seed : int
     active : numpy.ndarray of bool, shape (V,), optional
         The words with co-occurrences, ``cooc.row_sums() > 0``, if the caller has them (on a
@@ -485,7 +485,7 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=_POWER_ITER, seed=
     # range finder keeps, is the same, and two steps of Q + sigma I (whose leading b
     # eigenvalues lie within a factor of about 11 of each other with the shift) leave it far
     # better conditioned than Cholesky QR needs.
-    steps = int(power_iter)
+    steps = _POWER_ITER if power_iter is None else int(power_iter)
     block = shifted(rng.standard_normal((V, b)) * mask, last=steps == 0)
     products += 1
     for step in range(steps):
