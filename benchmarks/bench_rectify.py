@@ -11,16 +11,20 @@ where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
 are AP anchors; ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the
 same seed (as seeded anchors), which tells a difference of the anchors from one of the
-recovery. ``--seeds`` runs each fit once per ``random_state`` and prints the means: one
-fit's quality varies from seed to seed by more than the methods differ (KOS: unique words by
-about 0.3, held-out likelihood by about 0.004), so comparisons are of means. ``--refine N`` refines the plain and the ENN fit by N collapsed Gibbs sweeps
-and prints the held-out likelihood every ``--every`` sweeps (each point a fresh refine from the
-same anchor fit, so every point is an honest fit of that many sweeps).
+recovery; ``ap-exact`` is the AP fit with FastAnchorWords on the exact rows of Q-bar instead
+of their random projection to ``projection_dim`` dimensions (ENN finds its anchors on exact
+coordinates), which tells the projection's part in a difference of the anchors. ``--seeds``
+runs each fit once per ``random_state`` and prints the means: one fit's quality varies from
+seed to seed by more than the methods differ (KOS: unique words by about 0.3, held-out
+likelihood by about 0.004), so comparisons are of means. ``--refine N`` refines the plain and
+the ENN fit by N collapsed Gibbs sweeps and prints the held-out likelihood every ``--every``
+sweeps (each point a fresh refine from the same anchor fit, so every point is an honest fit
+of that many sweeps).
 
 Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
-        [--methods plain enn ap enn-ap] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
+        [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
         [--power-iter N]
 """
 import argparse
@@ -40,7 +44,9 @@ K = 50
 VOCABULARY = {'nips': 15239, '20ng': 28731, '20ng-raw': 111915}  # the larger ones, for the AP's limit
 # 'enn-ap': the compressed rectification with the dense (AP) fit's anchors of the same seed
 # given as seeded anchors: whether a difference in quality comes from the anchors or from A.
-METHODS = {'plain': {}, 'enn': dict(rectify='enn'), 'ap': dict(rectify='ap'), 'enn-ap': dict(rectify='enn')}
+# 'ap-exact': the dense AP with no random projection in the anchor search (projection_dim=0).
+METHODS = {'plain': {}, 'enn': dict(rectify='enn'), 'ap': dict(rectify='ap'), 'enn-ap': dict(rectify='enn'),
+           'ap-exact': dict(rectify='ap', projection_dim=0)}
 
 
 def load(name):
@@ -117,14 +123,14 @@ def main(argv=None):
     for name in args.corpora:
         for method in args.methods:
             limit = int(args.ap_max_bytes) or None
-            if method == 'ap' and VOCABULARY.get(name, 0) > rectify.max_terms(limit):
+            if METHODS[method].get('rectify') == 'ap' and VOCABULARY.get(name, 0) > rectify.max_terms(limit):
                 print("  %-9s %-5s skipped: V exceeds rectify.max_terms() = %d" % (name, method,
                                                                                   rectify.max_terms(limit)))
                 continue
             runs = []
             for seed in args.seeds:
                 spec = dict(corpus=name, method=method, seed=seed,
-                            refine=args.refine if method != 'ap' else 0,
+                            refine=args.refine if METHODS[method].get('rectify') != 'ap' else 0,
                             every=args.every, ap_max_bytes=limit, power_iter=args.power_iter)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
