@@ -123,14 +123,15 @@ def main(argv=None):
     for name in args.corpora:
         for method in args.methods:
             limit = int(args.ap_max_bytes) or None
-            if METHODS[method].get('rectify') == 'ap' and VOCABULARY.get(name, 0) > rectify.max_terms(limit):
+            dense = METHODS[method].get('rectify') == 'ap'  # 'ap' and 'ap-exact': V x V memory, no refine
+            if dense and VOCABULARY.get(name, 0) > rectify.max_terms(limit):
                 print("  %-9s %-5s skipped: V exceeds rectify.max_terms() = %d" % (name, method,
                                                                                   rectify.max_terms(limit)))
                 continue
             runs = []
             for seed in args.seeds:
                 spec = dict(corpus=name, method=method, seed=seed,
-                            refine=args.refine if METHODS[method].get('rectify') != 'ap' else 0,
+                            refine=0 if dense else args.refine,
                             every=args.every, ap_max_bytes=limit, power_iter=args.power_iter)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]

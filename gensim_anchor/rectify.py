@@ -322,8 +322,9 @@ ENN_TOL = RECTIFY_ENN_TOL
 #: likelihood +0.0023 on NIPS but -0.0021 on 20NG-13k and unchanged on KOS, unique words within
 #: the noise (+0.14, +0.03, -0.08), the raw 20 Newsgroups' rectification 5 s slower
 #: (``python benchmarks/bench_rectify.py --corpora kos nips 20ng-13k --methods enn --seeds 0 1 2
-#: 3 4 5 6 7 8 9 --power-iter 40`` against the same seeds at 16;
-#: benchmarks/results/bench_rectify.log, 2026-11-27T16:57Z).
+#: 3 4 5 6 7 8 9 --power-iter 40`` and ``--corpora 20ng-raw --methods enn`` at 40 and 16,
+#: benchmarks/results/bench_rectify.log, 2026-11-27T16:57Z, against the ENN rows of the same
+#: seeds at 16 in the 06:02Z, 06:05Z, 06:53Z and 15:05Z entries).
 _POWER_ITER = 16
 #: Power steps on Q for the estimate of its largest eigenvalue (the shift).
 _SHIFT_STEPS = 20
