@@ -287,6 +287,36 @@ def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
     return n_dk, n_kw
 
 
+def _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics):
+    """The collapsed conditional of a sub-step's tokens given the counts as they stand:
+    ``weights(d, w, z_old)``, the unnormalised (tokens x K) weights of :func:`_draw_topics`.
+
+    Every topic but the token's own from the counts (one division per (word, topic) here rather
+    than per (token, topic)); the own topic's weight, with the token taken out, from three
+    counts gathered per token. (Reading those counts off the gathered rows instead doubled a
+    20 Newsgroups sweep: XLA gathers the rows again for every use; ``benchmarks/bench_sweep.py``.)
+    """
+    import jax
+    import jax.numpy as jnp
+    n_k = n_kw.sum(axis=1).astype(alpha.dtype)
+    phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + num_terms * eta)
+    doc_alpha = n_dk.astype(alpha.dtype) + alpha
+
+    def weights(d, w, z_old):
+        own = ((_get_at(n_dk, d, z_old) - 1 + alpha[z_old]) * (_get_at(n_kw, z_old, w) - 1 + eta)
+               / (n_k[z_old] - 1 + num_terms * eta))
+        mine = jax.nn.one_hot(z_old, num_topics, dtype=bool)
+        return jnp.where(mine, own[:, None], doc_alpha[d] * phi_t[w])
+    return weights
+
+
+def _move_counts(n_dk, n_kw, d, w, z_old, z_new):
+    """The counts after tokens (``d``, ``w``) moved from topics ``z_old`` to ``z_new``."""
+    n_dk = _add_at(_add_at(n_dk, d, z_old, -1), d, z_new, 1)
+    n_kw = _add_at(_add_at(n_kw, z_old, w, -1), z_new, w, 1)
+    return n_dk, n_kw
+
+
 def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms, num_topics,
                 optimize_alpha, offsets):
     """One sweep of a sampler: new topics, counts, alpha and the posterior-mean topics.
@@ -322,22 +352,9 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms
             if hi == lo:
                 continue
             d, w, z_old = doc[lo:hi], word[lo:hi], z[lo:hi]
-            n_k = n_kw.sum(axis=1).astype(alpha.dtype)
-            # Every topic but the token's own from the counts as they stand: one division per
-            # (word, topic) here rather than per (token, topic); the own topic's weight, with
-            # the token taken out, from three numbers per token.
-            phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + num_terms * eta)
-            doc_alpha = n_dk.astype(alpha.dtype) + alpha
-
-            def weights(d, w, z_old, n_dk=n_dk, n_kw=n_kw, n_k=n_k, phi_t=phi_t, doc_alpha=doc_alpha):
-                own = ((_get_at(n_dk, d, z_old) - 1 + alpha[z_old]) * (_get_at(n_kw, z_old, w) - 1 + eta)
-                       / (n_k[z_old] - 1 + num_terms * eta))
-                mine = jax.nn.one_hot(z_old, num_topics, dtype=bool)
-                return jnp.where(mine, own[:, None], doc_alpha[d] * phi_t[w])
-
+            weights = _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics)
             z_new = _draw_topics(key, weights, (d, w, z_old), num_topics)
-            n_dk = _add_at(_add_at(n_dk, d, z_old, -1), d, z_new, 1)
-            n_kw = _add_at(_add_at(n_kw, z_old, w, -1), z_new, w, 1)
+            n_dk, n_kw = _move_counts(n_dk, n_kw, d, w, z_old, z_new)
             z = z.at[lo:hi].set(z_new)
         return z, n_dk, n_kw
 

@@ -1,0 +1,172 @@
+"""Where a Gibbs sweep's time goes: the collapsed sweep of ``refine='gibbs'`` and its parts.
+
+Issue 12 asks for the refined model at a third of ``LdaModel(passes=10)``'s time on 20
+Newsgroups; most of that time is sweeps. This script times, in one process and on the same
+sampler state, the sweep exactly as :func:`gensim_anchor.hybrid.gibbs_refine` runs it (the
+stored program) and its parts, each jitted on its own:
+
+* ``draw``: one sub-step's topics from the collapsed conditional
+  (:func:`~gensim_anchor.hybrid._conditional` and :func:`~gensim_anchor.hybrid._draw_topics`),
+  times the number of sub-steps;
+* ``draw, own topic not taken out``: the same draw with every topic's weight from the counts as
+  they stand (what the own-topic term costs);
+* ``row gathers``: only the two (tokens x K) row gathers of the weights, summed;
+* ``count updates``: :func:`~gensim_anchor.hybrid._move_counts` of a sub-step;
+* ``Minka step`` and ``posterior mean topics``: the rest of a sweep;
+* ``log joint``: the convergence check, run every ``REFINE_CHECK_EVERY`` sweeps (its share is
+  per sweep).
+
+and two variants measured and not adopted: the own topic's counts read off the gathered rows
+instead of three gathered counts, and count updates of the tokens that changed topic only.
+
+The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
+state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
+then about a third of the tokens change topic in a sweep). Times are medians over ``--repeat``
+calls, after one call that compiles. A part's time alone can differ from its time inside the
+sweep, where XLA fuses and schedules the whole program: the parts need not add up.
+
+Usage::
+
+    python benchmarks/bench_sweep.py [--corpus 20ng] [--warmup 80] [--repeat 20]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+K = 50
+
+
+def _median_ms(fn, args, repeat):
+    import jax
+    jax.block_until_ready(fn(*args))  # compiles
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t)
+    return 1e3 * statistics.median(times)
+
+
+def parts(V, substeps):
+    """The jitted parts, each a function of (key, one sub-step's tokens, counts, alpha, eta)."""
+    import jax
+    import jax.numpy as jnp
+    from gensim_anchor import hybrid
+
+    def tables(n_dk, n_kw, alpha, eta):
+        n_k = n_kw.sum(axis=1).astype(jnp.float32)
+        return n_k, (n_kw.T.astype(jnp.float32) + eta) / (n_k + V * eta), n_dk.astype(jnp.float32) + alpha
+
+    def draw(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta, V, K), (d, w, z_old), K)
+
+    def draw_plain(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        _, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
+        return hybrid._draw_topics(key, lambda d, w: doc_alpha[d] * phi_t[w], (d, w), K)
+
+    def gathers(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        _, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
+        size, pad = 8192, (-len(d)) % 8192
+        blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in (d, w))
+        return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), blocks)
+
+    def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        # Not adopted: the own topic's n_dk + alpha and phi from the gathered rows, its n_kw + eta
+        # as phi * (n_k + V eta): no gathered counts, but XLA gathers the rows for every use.
+        n_k, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
+
+        def weights(d, w, z_old):
+            mine = jax.nn.one_hot(z_old, K, dtype=bool)
+            da, ph = doc_alpha[d], phi_t[w]
+            da_z = jnp.sum(jnp.where(mine, da, 0), axis=1)
+            ph_z = jnp.sum(jnp.where(mine, ph, 0), axis=1)
+            s_z = n_k[z_old] + V * eta
+            own = (da_z - 1) * (ph_z * s_z - 1) / (s_z - 1)
+            return jnp.where(mine, own[:, None], da * ph)
+        return hybrid._draw_topics(key, weights, (d, w, z_old), K)
+
+    def updates(key, d, w, z_old, n_dk, n_kw, alpha, eta, z_new):
+        return hybrid._move_counts(n_dk, n_kw, d, w, z_old, z_new)
+
+    def updates_moved_only(key, d, w, z_old, n_dk, n_kw, alpha, eta, z_new):
+        # Not adopted: the tokens that kept their topic sent out of bounds (dropped).
+        moved = z_new != z_old
+        return hybrid._move_counts(n_dk, n_kw, jnp.where(moved, d, n_dk.shape[0]), jnp.where(moved, w, V),
+                                   z_old, z_new)
+
+    per_substep = [('draw', draw), ('draw, own topic not taken out', draw_plain),
+                   ('row gathers', gathers), ('count updates', updates),
+                   ('variant: own topic from the gathered rows', draw_own_from_rows),
+                   ('variant: updates of moved tokens only', updates_moved_only)]
+    return [(name, jax.jit(fn)) for name, fn in per_substep]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--corpus', default='20ng', choices=['kos', 'nips', '20ng'])
+    parser.add_argument('--warmup', type=int, default=80)
+    parser.add_argument('--repeat', type=int, default=20)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    import bench_dropin
+    if not bench_dropin.DATA.is_dir():
+        sys.exit("shared data not found at %s" % bench_dropin.DATA)
+    import jax
+    import jax.numpy as jnp
+    from gensim_anchor import AnchorModel, hybrid
+    from gensim_anchor._defaults import DEFAULT_SUBSTEPS, REFINE_CHECK_EVERY
+
+    corpus, dictionary = bench_dropin.load(args.corpus)
+    train, _ = bench_dropin.split(corpus, 0)
+    model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=0)
+    V, substeps = len(dictionary), DEFAULT_SUBSTEPS
+    doc, word, num_docs = hybrid._tokens(train, V)
+    num_tokens = len(doc)
+    doc, word, num_padded, offsets = hybrid._layout(doc, word, num_docs, V, substeps)
+    counts, sweep = hybrid._compiled_sweep('collapsed', num_padded, V, K, True, offsets)
+    key = jax.random.PRNGKey(0)
+    doc_j, word_j = jnp.asarray(doc), jnp.asarray(word)
+    weights = model.alpha / model.alpha.sum()
+    z = hybrid._first_topics(key, jnp.asarray(hybrid._start_topics(model.get_topics(), weights)), word_j)
+    n_dk, n_kw = counts(doc_j, word_j, z)
+    alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(1.0 / K)
+    for i in range(args.warmup):
+        z_before = z
+        z, n_dk, n_kw, alpha, _ = sweep(jax.random.fold_in(key, i), doc_j, word_j, z, n_dk, n_kw, alpha, eta)
+    real = doc_j < num_padded  # not the padding of the bucketed layout
+    moved = float(jnp.sum((z != z_before) & real)) / num_tokens if args.warmup else float('nan')
+
+    out = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=HERE, capture_output=True, text=True)
+    print("# bench_sweep: %s (90%% split), K=%d, %d tokens (%d padded) in %d sub-steps, %d documents, "
+          "V=%d; state after %d sweeps (%.1f%% of the tokens moved in the last); jax %s, %d CPUs, "
+          "commit %s, load average %s" % (args.corpus, K, num_tokens,
+                                          len(doc), substeps, num_docs, V, args.warmup, 100 * moved,
+                                          jax.__version__, os.cpu_count(), out.stdout.strip(),
+                                          os.getloadavg()), flush=True)
+    whole = _median_ms(sweep, (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta), args.repeat)
+    rows = [('sweep (the stored program of gibbs_refine)', whole)]
+    lo, hi = offsets[0], offsets[1]
+    step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
+    z_new = jax.jit(lambda *a: hybrid._draw_topics(a[0], hybrid._conditional(*a[4:], V, K), a[1:4], K))(*step)
+    for name, fn in parts(V, substeps):
+        extra = (z_new,) if 'update' in name else ()
+        rows.append((name + ' (x%d sub-steps)' % substeps, substeps * _median_ms(fn, step + extra, args.repeat)))
+    rows.append(('Minka step', _median_ms(jax.jit(lambda n, a: hybrid._minka_alpha(a, n.astype(a.dtype), 1)),
+                                          (n_dk, alpha), args.repeat)))
+    rows.append(('posterior mean topics', _median_ms(
+        jax.jit(lambda n: (n.astype(jnp.float32) + eta) / (n.sum(axis=1, keepdims=True) + V * eta)),
+        (n_kw,), args.repeat)))
+    rows.append(('log joint (per sweep: one check every %d)' % REFINE_CHECK_EVERY,
+                 _median_ms(hybrid._log_joint_fn(), (n_dk, n_kw, alpha, eta), args.repeat) / REFINE_CHECK_EVERY))
+    print("%-58s %9s %9s %14s" % ('part', 'ms/sweep', 'of sweep', 'ns/token'))
+    for name, ms in rows:
+        print("%-58s %9.2f %8.0f%% %14.1f" % (name, ms, 100 * ms / whole, 1e6 * ms / num_tokens))
+
+
+if __name__ == '__main__':
+    main()
