@@ -52,7 +52,7 @@ def _median_ms(fn, args, repeat):
     return 1e3 * statistics.median(times)
 
 
-def parts(V, substeps):
+def parts(V):
     """The jitted parts, each a function of (key, one sub-step's tokens, counts, alpha, eta)."""
     import jax
     import jax.numpy as jnp
@@ -153,7 +153,7 @@ def main(argv=None):
     lo, hi = offsets[0], offsets[1]
     step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
     z_new = jax.jit(lambda *a: hybrid._draw_topics(a[0], hybrid._conditional(*a[4:], V, K), a[1:4], K))(*step)
-    for name, fn in parts(V, substeps):
+    for name, fn in parts(V):
         extra = (z_new,) if 'update' in name else ()
         rows.append((name + ' (x%d sub-steps)' % substeps, substeps * _median_ms(fn, step + extra, args.repeat)))
     rows.append(('Minka step', _median_ms(jax.jit(lambda n, a: hybrid._minka_alpha(a, n.astype(a.dtype), 1)),
