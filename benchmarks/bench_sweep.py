@@ -53,32 +53,31 @@ def _median_ms(fn, args, repeat):
 
 
 def parts(V):
-    """The jitted parts, each a function of (key, one sub-step's tokens, counts, alpha, eta)."""
+    """The jitted parts by name, each a function of (key, one sub-step's tokens, counts, alpha,
+    eta; the update parts also of the sub-step's new topics)."""
     import jax
     import jax.numpy as jnp
     from gensim_anchor import hybrid
-
-    def tables(n_dk, n_kw, alpha, eta):
-        n_k = n_kw.sum(axis=1).astype(jnp.float32)
-        return n_k, (n_kw.T.astype(jnp.float32) + eta) / (n_k + V * eta), n_dk.astype(jnp.float32) + alpha
+    from gensim_anchor._defaults import tuning
 
     def draw(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta, V, K), (d, w, z_old), K)
 
     def draw_plain(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
+        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
         return hybrid._draw_topics(key, lambda d, w: doc_alpha[d] * phi_t[w], (d, w), K)
 
     def gathers(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
-        size, pad = 8192, (-len(d)) % 8192
+        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
+        size = tuning(jax.default_backend())['gibbs_token_block']  # the draw's blocks
+        pad = (-len(d)) % size
         blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in (d, w))
         return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), blocks)
 
     def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         # Not adopted: the own topic's n_dk + alpha and phi from the gathered rows, its n_kw + eta
         # as phi * (n_k + V eta): no gathered counts, but XLA gathers the rows for every use.
-        n_k, phi_t, doc_alpha = tables(n_dk, n_kw, alpha, eta)
+        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
 
         def weights(d, w, z_old):
             mine = jax.nn.one_hot(z_old, K, dtype=bool)
@@ -103,7 +102,7 @@ def parts(V):
                    ('row gathers', gathers), ('count updates', updates),
                    ('variant: own topic from the gathered rows', draw_own_from_rows),
                    ('variant: updates of moved tokens only', updates_moved_only)]
-    return [(name, jax.jit(fn)) for name, fn in per_substep]
+    return {name: jax.jit(fn) for name, fn in per_substep}
 
 
 def main(argv=None):
@@ -152,15 +151,15 @@ def main(argv=None):
     rows = [('sweep (the stored program of gibbs_refine)', whole)]
     lo, hi = offsets[0], offsets[1]
     step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
-    z_new = jax.jit(lambda *a: hybrid._draw_topics(a[0], hybrid._conditional(*a[4:], V, K), a[1:4], K))(*step)
-    for name, fn in parts(V):
+    programs = parts(V)
+    z_new = programs['draw'](*step)
+    for name, fn in programs.items():
         extra = (z_new,) if 'update' in name else ()
         rows.append((name + ' (x%d sub-steps)' % substeps, substeps * _median_ms(fn, step + extra, args.repeat)))
     rows.append(('Minka step', _median_ms(jax.jit(lambda n, a: hybrid._minka_alpha(a, n.astype(a.dtype), 1)),
                                           (n_dk, alpha), args.repeat)))
     rows.append(('posterior mean topics', _median_ms(
-        jax.jit(lambda n: (n.astype(jnp.float32) + eta) / (n.sum(axis=1, keepdims=True) + V * eta)),
-        (n_kw,), args.repeat)))
+        jax.jit(lambda n: hybrid._posterior_mean(n, eta, jnp.float32)), (n_kw,), args.repeat)))
     rows.append(('log joint (per sweep: one check every %d)' % REFINE_CHECK_EVERY,
                  _median_ms(hybrid._log_joint_fn(), (n_dk, n_kw, alpha, eta), args.repeat) / REFINE_CHECK_EVERY))
     print("%-58s %9s %9s %14s" % ('part', 'ms/sweep', 'of sweep', 'ns/token'))
