@@ -301,8 +301,9 @@ def _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics):
 
     Every topic but the token's own from the counts (one division per (word, topic) here rather
     than per (token, topic)); the own topic's weight, with the token taken out, from three
-    counts gathered per token. (Reading those counts off the gathered rows instead doubled a
-    20 Newsgroups sweep: XLA gathers the rows again for every use; ``benchmarks/bench_sweep.py``.)
+    counts gathered per token. (Reading those counts off the gathered rows instead made the draw
+    2.5 times slower on KOS, NIPS and 20 Newsgroups: XLA gathers the rows again for every use;
+    ``python benchmarks/bench_sweep.py``, ``benchmarks/results/bench_sweep.log``, 21:09Z.)
     """
     import jax
     import jax.numpy as jnp
