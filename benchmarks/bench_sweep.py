@@ -61,14 +61,14 @@ def parts(V):
     from gensim_anchor._defaults import tuning
 
     def draw(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta, V, K), (d, w, z_old), K)
+        return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta), (d, w, z_old), K)
 
     def draw_plain(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
+        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
         return hybrid._draw_topics(key, lambda d, w: doc_alpha[d] * phi_t[w], (d, w), K)
 
     def gathers(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
+        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
         size = tuning(jax.default_backend())['gibbs_token_block']  # the draw's blocks
         pad = (-len(d)) % size
         blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in (d, w))
@@ -77,7 +77,7 @@ def parts(V):
     def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         # Not adopted: the own topic's n_dk + alpha and phi from the gathered rows, its n_kw + eta
         # as phi * (n_k + V eta): no gathered counts, but XLA gathers the rows for every use.
-        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta, V)
+        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
 
         def weights(d, w, z_old):
             mine = jax.nn.one_hot(z_old, K, dtype=bool)

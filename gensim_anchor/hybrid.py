@@ -287,15 +287,15 @@ def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
     return n_dk, n_kw
 
 
-def _conditional_tables(n_dk, n_kw, alpha, eta, num_terms):
+def _conditional_tables(n_dk, n_kw, alpha, eta):
     """The tables the conditional's weights are gathered from: n_k (K,), the topics' word
     probabilities as they stand, transposed (V, K), and n_dk + alpha (D, K)."""
     n_k = n_kw.sum(axis=1).astype(alpha.dtype)
-    phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + num_terms * eta)
+    phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + n_kw.shape[1] * eta)
     return n_k, phi_t, n_dk.astype(alpha.dtype) + alpha
 
 
-def _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics):
+def _conditional(n_dk, n_kw, alpha, eta):
     """The collapsed conditional of a sub-step's tokens given the counts as they stand:
     ``weights(d, w, z_old)``, the unnormalised (tokens x K) weights of :func:`_draw_topics`.
 
@@ -307,7 +307,8 @@ def _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics):
     """
     import jax
     import jax.numpy as jnp
-    n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta, num_terms)
+    n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
+    num_topics, num_terms = n_kw.shape
 
     def weights(d, w, z_old):
         own = ((_get_at(n_dk, d, z_old) - 1 + alpha[z_old]) * (_get_at(n_kw, z_old, w) - 1 + eta)
@@ -359,7 +360,7 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms
             if hi == lo:
                 continue
             d, w, z_old = doc[lo:hi], word[lo:hi], z[lo:hi]
-            weights = _conditional(n_dk, n_kw, alpha, eta, num_terms, num_topics)
+            weights = _conditional(n_dk, n_kw, alpha, eta)
             z_new = _draw_topics(key, weights, (d, w, z_old), num_topics)
             n_dk, n_kw = _move_counts(n_dk, n_kw, d, w, z_old, z_new)
             z = z.at[lo:hi].set(z_new)
