@@ -325,8 +325,7 @@ def _move_counts(n_dk, n_kw, d, w, z_old, z_new):
     return n_dk, n_kw
 
 
-def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms, num_topics,
-                optimize_alpha, offsets):
+def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, optimize_alpha, offsets):
     """One sweep of a sampler: new topics, counts, alpha and the posterior-mean topics.
 
     ``offsets`` (static): the collapsed sampler's sub-steps, as boundaries of contiguous slices
@@ -335,6 +334,7 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, num_terms
     import jax
     import jax.numpy as jnp
     num_docs = n_dk.shape[0]
+    num_topics, num_terms = n_kw.shape
 
     def blocked(key, doc, word, z, n_dk, n_kw, alpha, eta):
         k_theta, k_phi, k_z = jax.random.split(key, 3)
@@ -382,7 +382,7 @@ def _posterior_mean(n_kw, eta, dtype):
 
 
 _COUNTS_STATIC = ('num_docs', 'num_terms', 'num_topics')
-_SWEEP_STATIC = ('sampler', 'num_terms', 'num_topics', 'optimize_alpha', 'offsets')
+_SWEEP_STATIC = ('sampler', 'optimize_alpha', 'offsets')
 
 
 @functools.lru_cache(maxsize=1)
@@ -479,8 +479,8 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     programs = _programs()
     counts = functools.partial(programs['counts'], num_docs=num_docs, num_terms=num_terms,
                                num_topics=num_topics)
-    sweep = functools.partial(programs['sweep'], sampler=sampler, num_terms=num_terms,
-                              num_topics=num_topics, optimize_alpha=optimize_alpha, offsets=offsets)
+    sweep = functools.partial(programs['sweep'], sampler=sampler, optimize_alpha=optimize_alpha,
+                              offsets=offsets)
     return counts, sweep
 
 
