@@ -80,7 +80,7 @@ from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AV
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
 from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _flatten,
-                     _layout, _settled, _start_topics)
+                     _layout, _posterior_mean, _settled, _start_topics)
 
 logger = logging.getLogger(__name__)
 
@@ -265,12 +265,6 @@ def _statistics_of(state, alpha, log_joint):
 # ----------------------------------------------------------------------------------------------
 # The client side
 # ----------------------------------------------------------------------------------------------
-
-def _mean_topics(n_kw, eta):
-    """The posterior mean p(w | z) of the counts, (K, V) float64."""
-    n = n_kw.astype(np.float64)
-    return (n + eta) / (n.sum(axis=1, keepdims=True) + n.shape[1] * eta)
-
 
 def _log_joint_words(n_kw, eta):
     """The topics' part of log p(w, z | alpha, eta) (Griffiths & Steyvers 2004, eq. 2)."""
@@ -652,7 +646,7 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
         delta, sums, lost = parts.sweep(i, n_kw, alpha_f, eta, np.asarray(k), optimize_alpha or check, check)
         if lost:
             def current_topics(n_kw=n_kw, alpha_f=alpha_f):
-                return _start_topics(_mean_topics(n_kw, eta), alpha_f / alpha_f.sum())
+                return _start_topics(_posterior_mean(n_kw, eta, np.float64), alpha_f / alpha_f.sum())
 
             rebuild_key = np.asarray(jax.random.fold_in(k, 1))
             n_kw, rebuilt = parts.recover(lost, current_topics, rebuild_key, i + 1)
@@ -684,7 +678,7 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
             alpha_f = np.maximum(alpha_f * (num / max(den, 1e-30)).astype(np.float32),
                                  np.float32(1e-6)).astype(np.float32)
         if burn_in is not None and i >= burn_in:
-            total += _mean_topics(n_kw, eta)
+            total += _posterior_mean(n_kw, eta, np.float64)
         seconds.append(time.perf_counter() - tick)
         if callback is not None:
             average = None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)

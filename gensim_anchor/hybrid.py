@@ -376,7 +376,8 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, optimize_
 
 
 def _posterior_mean(n_kw, eta, dtype):
-    """The posterior mean topics of the counts, (n_kw + eta) / (n_k + V eta), (K, V)."""
+    """The posterior mean topics of the counts, (n_kw + eta) / (n_k + V eta), (K, V), in
+    ``dtype``: jax arrays in the sweep, numpy ones (float64) on the Dask client."""
     n_kw = n_kw.astype(dtype)
     return (n_kw + eta) / (n_kw.sum(axis=1, keepdims=True) + n_kw.shape[1] * eta)
 
