@@ -58,7 +58,6 @@ def parts(V):
     import jax
     import jax.numpy as jnp
     from gensim_anchor import hybrid
-    from gensim_anchor._defaults import tuning
 
     def draw(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta), (d, w, z_old), K)
@@ -69,10 +68,7 @@ def parts(V):
 
     def gathers(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
-        size = tuning(jax.default_backend())['gibbs_token_block']  # the draw's blocks
-        pad = (-len(d)) % size
-        blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in (d, w))
-        return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), blocks)
+        return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), hybrid._token_blocks((d, w)))
 
     def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         # Not adopted: the own topic's n_dk + alpha and phi from the gathered rows, its n_kw + eta

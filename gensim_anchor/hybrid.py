@@ -220,8 +220,18 @@ def _log_gamma(key, shape):
     return jnp.where(boost, value + log_u / shape, value)
 
 
+def _token_blocks(tokens):
+    """Each per-token array in ``tokens`` zero-padded and reshaped to (blocks, block size), the
+    blocks of :func:`_draw_topics` (``gibbs_token_block`` tokens, fewer for a short slice)."""
+    import jax
+    import jax.numpy as jnp
+    T = tokens[0].shape[0]
+    size = min(tuning(jax.default_backend())['gibbs_token_block'], T)
+    return tuple(jnp.pad(a, (0, (-T) % size)).reshape(-1, size) for a in tokens)
+
+
 def _draw_topics(key, weights, tokens, num_topics):
-    """One topic per token by inverse CDF, in blocks of tokens.
+    """One topic per token by inverse CDF, in blocks of tokens (:func:`_token_blocks`).
 
     ``weights(*block)`` maps a block of each array in ``tokens`` (per-token arrays) to the
     unnormalised (block x K) topic weights of those tokens; the probabilities never exist for
@@ -230,9 +240,7 @@ def _draw_topics(key, weights, tokens, num_topics):
     import jax
     import jax.numpy as jnp
     T = tokens[0].shape[0]
-    size = min(tuning(jax.default_backend())['gibbs_token_block'], T)
-    pad = (-T) % size
-    blocks = tuple(jnp.pad(a, (0, pad)).reshape(-1, size) for a in tokens)
+    blocks = _token_blocks(tokens)
     u = jax.random.uniform(key, blocks[0].shape, jnp.float32)
     # Upper-triangular ones: the cumulative sum over topics as one matrix product (XLA's CPU
     # cumsum is a reduce-window, quadratic in K: 4x slower here). HIGHEST: no reduced-precision
