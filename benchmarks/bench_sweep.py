@@ -52,7 +52,7 @@ def _median_ms(fn, args, repeat):
     return 1e3 * statistics.median(times)
 
 
-def parts(V):
+def parts():
     """The jitted parts by name, each a function of (key, one sub-step's tokens, counts, alpha,
     eta; the update parts also of the sub-step's new topics)."""
     import jax
@@ -80,7 +80,7 @@ def parts(V):
             da, ph = doc_alpha[d], phi_t[w]
             da_z = jnp.sum(jnp.where(mine, da, 0), axis=1)
             ph_z = jnp.sum(jnp.where(mine, ph, 0), axis=1)
-            s_z = n_k[z_old] + V * eta
+            s_z = n_k[z_old] + n_kw.shape[1] * eta
             own = (da_z - 1) * (ph_z * s_z - 1) / (s_z - 1)
             return jnp.where(mine, own[:, None], da * ph)
         return hybrid._draw_topics(key, weights, (d, w, z_old), K)
@@ -91,8 +91,8 @@ def parts(V):
     def updates_moved_only(key, d, w, z_old, n_dk, n_kw, alpha, eta, z_new):
         # Not adopted: the tokens that kept their topic sent out of bounds (dropped).
         moved = z_new != z_old
-        return hybrid._move_counts(n_dk, n_kw, jnp.where(moved, d, n_dk.shape[0]), jnp.where(moved, w, V),
-                                   z_old, z_new)
+        return hybrid._move_counts(n_dk, n_kw, jnp.where(moved, d, n_dk.shape[0]),
+                                   jnp.where(moved, w, n_kw.shape[1]), z_old, z_new)
 
     per_substep = [('draw', draw), ('draw, own topic not taken out', draw_plain),
                    ('row gathers', gathers), ('count updates', updates),
@@ -122,32 +122,29 @@ def main(argv=None):
     V, substeps = len(dictionary), DEFAULT_SUBSTEPS
     doc, word, num_docs = hybrid._tokens(train, V)
     num_tokens = len(doc)
-    doc, word, num_padded, offsets = hybrid._layout(doc, word, num_docs, V, substeps)
-    counts, sweep = hybrid._compiled_sweep('collapsed', num_padded, V, K, True, offsets)
     key = jax.random.PRNGKey(0)
-    doc_j, word_j = jnp.asarray(doc), jnp.asarray(word)
-    weights = model.alpha / model.alpha.sum()
-    z = hybrid._first_topics(key, jnp.asarray(hybrid._start_topics(model.get_topics(), weights)), word_j)
-    n_dk, n_kw = counts(doc_j, word_j, z)
+    start_t = hybrid._start_topics(model.get_topics(), model.alpha / model.alpha.sum())
+    doc_j, word_j, z, n_dk, n_kw, offsets, sweep = hybrid._start_chain(
+        key, start_t, doc, word, num_docs, substeps=substeps, optimize_alpha=True)
     alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(1.0 / K)
     for i in range(args.warmup):
         z_before = z
         z, n_dk, n_kw, alpha, _ = sweep(jax.random.fold_in(key, i), doc_j, word_j, z, n_dk, n_kw, alpha, eta)
-    real = doc_j < num_padded  # not the padding of the bucketed layout
+    real = doc_j < n_dk.shape[0]  # not the padding of the bucketed layout (one past the last row)
     moved = float(jnp.sum((z != z_before) & real)) / num_tokens if args.warmup else float('nan')
 
     out = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=HERE, capture_output=True, text=True)
     print("# bench_sweep: %s (90%% split), K=%d, %d tokens (%d padded) in %d sub-steps, %d documents, "
           "V=%d; state after %d sweeps (%.1f%% of the tokens moved in the last); jax %s, %d CPUs, "
           "commit %s, load average %s" % (args.corpus, K, num_tokens,
-                                          len(doc), substeps, num_docs, V, args.warmup, 100 * moved,
+                                          len(doc_j), substeps, num_docs, V, args.warmup, 100 * moved,
                                           jax.__version__, os.cpu_count(), out.stdout.strip(),
                                           os.getloadavg()), flush=True)
     whole = _median_ms(sweep, (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta), args.repeat)
     rows = [('sweep (the stored program of gibbs_refine)', whole)]
     lo, hi = offsets[0], offsets[1]
     step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
-    programs = parts(V)
+    programs = parts()
     z_new = programs['draw'](*step)
     for name, fn in programs.items():
         extra = (z_new,) if 'update' in name else ()

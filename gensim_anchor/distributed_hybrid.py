@@ -79,8 +79,8 @@ from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AV
                         REFINE_MIN_BURN_IN, REFINE_TOL)
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
-from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _first_topics, _flatten,
-                     _layout, _posterior_mean, _settled, _start_topics)
+from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _flatten, _posterior_mean,
+                     _settled, _start_chain, _start_topics)
 
 logger = logging.getLogger(__name__)
 
@@ -190,11 +190,8 @@ def _start_partition(docs, index, num_terms, start_t, key, sweep, substeps, chun
     if not len(doc):
         return _PartitionState(index, num_docs, 0, None, None, None, None, None, sweep)
     num_tokens = len(doc)
-    doc, word, num_padded, offsets = _layout(doc, word, num_docs, num_terms, substeps)
-    counts, _ = _compiled_sweep('collapsed', num_padded, num_terms, start_t.shape[1], False, offsets)
-    doc, word = jnp.asarray(doc), jnp.asarray(word)
-    z = _first_topics(jax.random.fold_in(jnp.asarray(key), index), jnp.asarray(start_t), word)
-    n_dk, _ = counts(doc, word, z)
+    doc, word, z, n_dk, _, offsets, _ = _start_chain(
+        jax.random.fold_in(jnp.asarray(key), index), start_t, doc, word, num_docs, substeps=substeps)
     return _PartitionState(index, num_docs, num_tokens, doc, word, z, n_dk, offsets, sweep)
 
 

@@ -493,6 +493,27 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     return counts, sweep
 
 
+def _start_chain(key, start_t, doc, word, num_docs, *, sampler='collapsed', substeps=1,
+                 optimize_alpha=False):
+    """A chain's first state: the tokens laid out (:func:`_layout`), each token's first topic
+    drawn from its word's row of ``start_t`` (V x K, :func:`_start_topics`), the counts, and the
+    compiled sweep of this shape (one start for :func:`gibbs_refine` and the Dask partitions).
+
+    Returns
+    -------
+    (doc, word, z, n_dk, n_kw, offsets, sweep)
+        The token arrays, topics and counts as JAX arrays; the sub-steps' offsets; the sweep.
+    """
+    import jax.numpy as jnp
+    num_terms, num_topics = start_t.shape
+    doc, word, num_padded, offsets = _layout(doc, word, num_docs, num_terms, substeps)
+    counts, sweep = _compiled_sweep(sampler, num_padded, num_terms, num_topics, optimize_alpha, offsets)
+    doc, word = jnp.asarray(doc), jnp.asarray(word)
+    z = _first_topics(key, jnp.asarray(start_t), word)
+    n_dk, n_kw = counts(doc, word, z)
+    return doc, word, z, n_dk, n_kw, offsets, sweep
+
+
 def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps):
     """The sampler's arguments, checked and normalised (one place for the one-machine and the
     Dask refinement, :mod:`gensim_anchor.distributed_hybrid`)."""
@@ -591,18 +612,14 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     weights = alpha / alpha.sum() if p_z is None else np.asarray(p_z, dtype=np.float64)
     doc, word, num_docs = _tokens(corpus, V)
     num_tokens = len(doc)
-    # Bucketed shapes (the blocked sampler draws all tokens at once: one slice).
-    doc, word, num_padded, offsets = _layout(doc, word, num_docs, V,
-                                             substeps if sampler == 'collapsed' else 1)
-    seed = seed_of(random_state)
     start = time.perf_counter()
-    counts, sweep = _compiled_sweep(sampler, num_padded, V, K, bool(optimize_alpha), offsets)
-    key = jax.random.PRNGKey(seed)
+    key = jax.random.PRNGKey(seed_of(random_state))
     key, k0 = jax.random.split(key)
-    # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
-    doc_j, word_j = jnp.asarray(doc), jnp.asarray(word)
-    z = _first_topics(k0, jnp.asarray(_start_topics(topics, weights)), word_j)
-    n_dk, n_kw = counts(doc_j, word_j, z)
+    # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z); the
+    # blocked sampler draws all tokens at once (one sub-step).
+    doc_j, word_j, z, n_dk, n_kw, _, sweep = _start_chain(
+        k0, _start_topics(topics, weights), doc, word, num_docs, sampler=sampler,
+        substeps=substeps if sampler == 'collapsed' else 1, optimize_alpha=bool(optimize_alpha))
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
     eta_j = jnp.float32(eta)
