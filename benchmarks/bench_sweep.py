@@ -123,10 +123,12 @@ def main(argv=None):
     doc, word, num_docs = hybrid._tokens(train, V)
     num_tokens = len(doc)
     key = jax.random.PRNGKey(0)
-    start_t = hybrid._start_topics(model.get_topics(), model.alpha / model.alpha.sum())
+    # The start and eta of model.refine(train, 'gibbs'): p(z) weights the first topics, and eta
+    # is the model's own.
+    start_t = hybrid._start_topics(model.get_topics(), model.p_z)
     doc_j, word_j, z, n_dk, n_kw, offsets, sweep = hybrid._start_chain(
         key, start_t, doc, word, num_docs, substeps=substeps, optimize_alpha=True)
-    alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(1.0 / K)
+    alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(model._gibbs_eta({'eta': None}))
     for i in range(args.warmup):
         z_before = z
         z, n_dk, n_kw, alpha, _ = sweep(jax.random.fold_in(key, i), doc_j, word_j, z, n_dk, n_kw, alpha, eta)
