@@ -114,21 +114,24 @@ def main(argv=None):
     import jax
     import jax.numpy as jnp
     from gensim_anchor import AnchorModel, hybrid
-    from gensim_anchor._defaults import DEFAULT_SUBSTEPS, REFINE_CHECK_EVERY
+    from gensim_anchor._defaults import REFINE_CHECK_EVERY
+    from gensim_anchor._validation import check_refine_options
 
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, _ = bench_dropin.split(corpus, 0)
     model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=0)
-    V, substeps = len(dictionary), DEFAULT_SUBSTEPS
+    # The options of model.refine(train, 'gibbs'), its defaults completed as that call does.
+    options = check_refine_options('gibbs', {})
+    V, substeps = len(dictionary), options['substeps']
     doc, word, num_docs = hybrid._tokens(train, V)
     num_tokens = len(doc)
     key = jax.random.PRNGKey(0)
     # The start and eta of model.refine(train, 'gibbs'): p(z) weights the first topics, and eta
-    # is the model's own.
+    # is the model's own unless the defaults give one.
     start_t = hybrid._start_topics(model.get_topics(), model.p_z)
     doc_j, word_j, z, n_dk, n_kw, offsets, sweep = hybrid._start_chain(
-        key, start_t, doc, word, num_docs, substeps=substeps, optimize_alpha=True)
-    alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(model._gibbs_eta({'eta': None}))
+        key, start_t, doc, word, num_docs, substeps=substeps, optimize_alpha=options['optimize_alpha'])
+    alpha, eta = jnp.asarray(model.alpha, jnp.float32), jnp.float32(model._gibbs_eta(options))
     for i in range(args.warmup):
         z_before = z
         z, n_dk, n_kw, alpha, _ = sweep(jax.random.fold_in(key, i), doc_j, word_j, z, n_dk, n_kw, alpha, eta)
