@@ -117,6 +117,10 @@ DEFAULT_ETA = None
 #: The cap on sweeps of the Gibbs refinement, and the fixed burn-in of earlier versions (now
 #: chosen by the convergence rule unless given).
 DEFAULT_SWEEPS, DEFAULT_BURN_IN = 200, 100
+#: The Gibbs refinement's sampler (one of SAMPLERS), and whether a refinement updates alpha.
+DEFAULT_SAMPLER, DEFAULT_OPTIMIZE_ALPHA = 'collapsed', True
+#: Passes of the 'vb' refinement (gensim's LdaModel.update from the anchor solution).
+DEFAULT_VB_PASSES = 2
 #: The convergence rule of :func:`gensim_anchor.hybrid.gibbs_refine`: every REFINE_CHECK_EVERY
 #: sweeps, burn-in ends (after at least REFINE_MIN_BURN_IN) once the log joint per token rose
 #: by less than REFINE_TOL nats per sweep; the topics are then averaged over
@@ -128,6 +132,14 @@ DEFAULT_SWEEPS, DEFAULT_BURN_IN = 200, 100
 #: above tomotopy's 1000 iterations on all three in the means over seeds (bench_seeds.log, the
 #: 13:44Z entry); the curves are in bench_refine.log (the 12:53Z entry).
 REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 2e-3
+#: Each refinement's options and their defaults: the one table from which both doors,
+#: ``AnchorModel(refine=..., refine_options=...)`` and ``AnchorModel.refine``'s keywords, are
+#: completed (:func:`gensim_anchor._validation.check_refine_options`).
+REFINE_OPTIONS = dict(
+    gibbs=dict(num_sweeps=DEFAULT_SWEEPS, burn_in=None, eta=DEFAULT_ETA,
+               optimize_alpha=DEFAULT_OPTIMIZE_ALPHA, sampler=DEFAULT_SAMPLER,
+               substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL),
+    vb=dict(passes=DEFAULT_VB_PASSES, optimize_alpha=DEFAULT_OPTIMIZE_ALPHA))
 
 # --- Per-backend tuning -------------------------------------------------------------------------
 #: One row per JAX backend; any backend not named (GPU, TPU) is an accelerator.

@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ._defaults import DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_TOL, SAMPLERS
+from ._defaults import REFINE_OPTIONS, SAMPLERS
 
 
 def check_int(name, value, *, minimum=None, allow_none=False):
@@ -269,10 +269,7 @@ def check_topics(value, name='topics', *, orientation='KV', dtype=np.float64, to
 def check_refine_options(method, options):
     """The options of a refinement (``refine_options=``, or :meth:`AnchorModel.refine`'s
     keywords), checked and completed with the defaults: one place for both doors."""
-    defaults = dict(gibbs=dict(num_sweeps=DEFAULT_SWEEPS, burn_in=None, eta=DEFAULT_ETA,
-                               optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
-                               tol=REFINE_TOL),
-                    vb=dict(passes=2, optimize_alpha=True))[method]
+    defaults = REFINE_OPTIONS[method]
     if not isinstance(options, dict):
         raise TypeError("refine_options must be a dict of the %r refinement's options (%s), got %s"
                         % (method, ", ".join(sorted(defaults)), type(options).__name__))

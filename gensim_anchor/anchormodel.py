@@ -64,8 +64,9 @@ from gensim.models import basemodel
 
 from . import _validation as check
 from . import pipeline
-from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL,
-                        DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS,
+from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL, DEFAULT_ETA,
+                        DEFAULT_MAX_ITER, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_PROJECTION_DIM,
+                        DEFAULT_SAMPLER, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, DEFAULT_VB_PASSES,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
 from ._sampling import Reservoir
@@ -116,7 +117,7 @@ def _check_dask_refinement(method, options):
     if method == 'vb':
         raise ValueError("refine='vb' reads the documents on this machine (gensim's LdaModel); "
                          "a Dask corpus is refined by 'gibbs'")
-    if options.get('sampler', 'collapsed') != 'collapsed':
+    if options.get('sampler', DEFAULT_SAMPLER) != 'collapsed':
         raise ValueError("sampler=%r has no Dask form: a Dask corpus is refined by the collapsed "
                          "sampler (AD-LDA); use sampler='collapsed'" % options['sampler'])
 
@@ -791,8 +792,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         return lda
 
     def refine(self, corpus=None, method='gibbs', *, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
-               passes=2, eta=None, optimize_alpha=True, sampler='collapsed',
-               substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None, client=None):
+               passes=DEFAULT_VB_PASSES, eta=DEFAULT_ETA, optimize_alpha=DEFAULT_OPTIMIZE_ALPHA,
+               sampler=DEFAULT_SAMPLER, substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None,
+               client=None):
         """Refine the topics with a likelihood-based method started from the anchor solution.
 
         The anchor topics and alpha are replaced by the refined ones (in place; ``anchors``,

@@ -48,7 +48,8 @@ from gensim.parsing.preprocessing import STOPWORDS
 from gensim.test.utils import datapath
 
 from .anchormodel import AnchorModel
-from ._defaults import LOSSES, REFINE_METHODS
+from ._defaults import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM, DEFAULT_SWEEPS,
+                        LOSSES, REFINE_METHODS)
 
 logger = logging.getLogger(__name__)
 
@@ -132,17 +133,18 @@ def build_parser():
     model.add_argument('--anchor-min-df', type=_min_df, metavar='DF',
                        help="anchor candidates occur in at least DF documents (int) or this "
                             "fraction of documents (float) (default: chosen per corpus, by held-out "
-                            "anchor volume, from min(100, 5%% of documents) up; that lowest one "
-                            "with --refine gibbs)")
-    model.add_argument('--projection-dim', type=_dim, metavar='DIM',
+                            "anchor volume, from min(%d, %g%%%% of documents) up; that lowest one "
+                            "with --refine gibbs)" % (DEFAULT_MIN_DF, 100 * DEFAULT_MIN_DF_FRACTION))
+    # The model's own default: without it argparse's None would mean the exact rows.
+    model.add_argument('--projection-dim', type=_dim, default=DEFAULT_PROJECTION_DIM, metavar='DIM',
                        help="random projection dimension for anchor finding; 'none' for exact "
-                            "rows (default: 1000)")
+                            "rows (default: %(default)s)")
     model.add_argument('--refine', choices=REFINE_METHODS,
                        help="refine the anchor fit: 'gibbs' (collapsed Gibbs sweeps until the log "
                             "joint settles; the most accurate topics) or 'vb' (gensim's online VB) "
                             "(default: the paper's algorithm alone)")
     model.add_argument('--sweeps', type=int, metavar='N',
-                       help="with --refine gibbs: the cap on sweeps (default: 200)")
+                       help="with --refine gibbs: the cap on sweeps (default: %d)" % DEFAULT_SWEEPS)
 
     out = parser.add_argument_group("output")
     out.add_argument('--topn', type=int, default=10, metavar='N',

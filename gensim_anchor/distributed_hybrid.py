@@ -75,8 +75,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _compile_cache
-from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
-                        REFINE_MIN_BURN_IN, REFINE_TOL)
+from ._defaults import (DEFAULT_ETA, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_SAMPLER, DEFAULT_SUBSTEPS,
+                        DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN,
+                        REFINE_TOL)
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
 from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _flatten, _posterior_mean,
@@ -512,9 +513,9 @@ def _sum_statistics(sums, num_topics):
 
 
 def gibbs_refine_dask(topics, alpha, corpus, *, client=None, p_z=None, num_sweeps=DEFAULT_SWEEPS,
-                      burn_in=None, eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed',
-                      substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None, callback=None,
-                      chunksize=2000):
+                      burn_in=None, eta=DEFAULT_ETA, optimize_alpha=DEFAULT_OPTIMIZE_ALPHA,
+                      sampler=DEFAULT_SAMPLER, substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL,
+                      random_state=None, callback=None, chunksize=2000):
     """Refine topics by collapsed Gibbs sampling for LDA on a Dask cluster, starting from them.
 
     The one-machine sampler (:func:`~gensim_anchor.hybrid.gibbs_refine`, same options and

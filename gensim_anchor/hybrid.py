@@ -85,8 +85,9 @@ from . import _compile_cache
 from . import _validation as check
 from ._bow import DocumentStore, parse_chunk
 from ._compile_cache import bucket
-from ._defaults import (DEFAULT_ETA, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY,
-                        REFINE_MIN_BURN_IN, REFINE_TOL, SAMPLERS, tuning)
+from ._defaults import (DEFAULT_ETA, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_SAMPLER, DEFAULT_SUBSTEPS,
+                        DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN,
+                        REFINE_TOL, SAMPLERS, tuning)
 from ._sampling import seed_of
 
 logger = logging.getLogger(__name__)
@@ -538,8 +539,8 @@ def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, subs
 
 
 def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
-                 eta=DEFAULT_ETA, optimize_alpha=True, sampler='collapsed', substeps=DEFAULT_SUBSTEPS,
-                 tol=REFINE_TOL, random_state=None, callback=None):
+                 eta=DEFAULT_ETA, optimize_alpha=DEFAULT_OPTIMIZE_ALPHA, sampler=DEFAULT_SAMPLER,
+                 substeps=DEFAULT_SUBSTEPS, tol=REFINE_TOL, random_state=None, callback=None):
     """Refine topics by Gibbs sampling for LDA, starting from them.
 
     Parameters

@@ -1,5 +1,6 @@
 """The ``gensim-anchor`` command line, run in-process through ``main(argv)``."""
 import gzip
+import inspect
 import re
 import subprocess
 import sys
@@ -130,6 +131,12 @@ def test_default_corpus(tmp_path, capsys):
 
     model = AnchorModel.load(str(fname))
     assert model.num_topics == 5 and model.get_topics().shape[0] == 5
+    # Options not given on the command line are the model's own defaults (the projection was
+    # once None, the exact rows, against the help's "default: 1000").
+    defaults = inspect.signature(AnchorModel).parameters
+    for option in ('loss', 'anchor_min_df', 'projection_dim'):
+        assert getattr(model, option) == defaults[option].default, option
+    assert model.refine_method is None and defaults['refine'].default is None
     assert [anchor for _, anchor, _ in topics] == model.anchor_words
     for topic, anchor, words in topics:
         assert words == [word for word, _ in model.show_topic(topic, topn=10)]

@@ -106,6 +106,22 @@ def test_refine_arguments_are_checked_before_the_corpus_is_read(kwargs, error, m
         AnchorModel(unread(), num_topics=2, id2word={0: 'a', 1: 'b'}, **kwargs)
 
 
+def test_every_door_of_a_refinement_has_the_same_defaults():
+    """``AnchorModel.refine``'s keywords, :func:`gibbs_refine` and :func:`gibbs_refine_dask`
+    default to what the one-call form completes ``refine_options`` with (a keyword of
+    ``refine()`` held a copy of the eta default once)."""
+    import inspect
+
+    from gensim_anchor._validation import check_refine_options
+    from gensim_anchor.distributed_hybrid import gibbs_refine_dask
+    gibbs, vb = check_refine_options('gibbs', {}), check_refine_options('vb', {})
+    assert gibbs['sampler'] == 'collapsed' and gibbs['optimize_alpha'] is True and vb['passes'] >= 1
+    for door, completed in ((AnchorModel.refine, dict(vb, **gibbs)), (gibbs_refine, gibbs),
+                            (gibbs_refine_dask, gibbs)):
+        params = inspect.signature(door).parameters
+        assert {name: params[name].default for name in completed} == completed, door.__name__
+
+
 def test_the_sampler_takes_the_models_eta(data):
     """The Gibbs refinement samples under the model's eta: LdaModel's 1/K unless the constructor
     was given another ('symmetric' and 'auto' are 1/K); refine_options' eta wins."""
