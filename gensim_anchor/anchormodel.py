@@ -117,7 +117,7 @@ def _check_dask_refinement(method, options):
     if method == 'vb':
         raise ValueError("refine='vb' reads the documents on this machine (gensim's LdaModel); "
                          "a Dask corpus is refined by 'gibbs'")
-    if options.get('sampler', DEFAULT_SAMPLER) != 'collapsed':
+    if options['sampler'] != 'collapsed':  # options completed (check_refine_options)
         raise ValueError("sampler=%r has no Dask form: a Dask corpus is refined by the collapsed "
                          "sampler (AD-LDA); use sampler='collapsed'" % options['sampler'])
 
