@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ._defaults import REFINE_OPTIONS, SAMPLERS
+from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, REFINE_OPTIONS, SAMPLERS
 
 
 def check_int(name, value, *, minimum=None, allow_none=False):
@@ -174,7 +174,8 @@ def check_candidate_count(num_candidates, num_topics, num_seeds=0, *, min_df=Non
         "only %d words occur in at least anchor_min_df=%d documents%s (and in a document of two or "
         "more tokens), fewer than %s: lower anchor_min_df or num_topics"
         % (num_candidates, min_df, "" if default is None else
-           " (the default: 5%% of the %d documents, at most 100)" % default, wanted))
+           " (the default: %g%% of the %d documents, at most %d)"
+           % (100 * DEFAULT_MIN_DF_FRACTION, default, DEFAULT_MIN_DF), wanted))
 
 
 def token2id(id2word):

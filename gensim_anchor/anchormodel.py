@@ -177,8 +177,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         after 100 sweeps against -8.0948 from the chosen 508 documents; README, implementation
         notes, "Anchor candidates").
     projection_dim : int, optional
-        Dimension of the random projection of Q-bar for anchor finding (default 1000); None or
-        a value >= V uses the exact rows.
+        Dimension of the random projection of Q-bar for anchor finding (default 1000); None, 0
+        or a value >= V uses the exact rows.
     cleanup : bool
         Run the cleanup pass of FastAnchorWords.
     q_mode : {'auto', 'implicit', 'dense'}

@@ -344,3 +344,28 @@ def test_a_few_capped_words_are_info_a_real_share_a_warning(lee, caplog, monkeyp
         AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0, max_iter=max_iter)
     records = [r for r in caplog.records if 'stopped before the duality gap' in r.getMessage()]
     assert [r.levelno for r in records] == [logging.WARNING]
+
+
+def test_the_docstring_states_the_defaults_the_code_uses():
+    """The numbers the constructor's docstring gives as defaults are the ones it applies (the
+    command line's help once said 'default: 1000' while passing None, the exact rows)."""
+    import inspect
+    import re
+
+    from gensim_anchor._defaults import DEFAULT_EPS, REFINE_OPTIONS
+    doc = inspect.getdoc(AnchorModel)
+    params = inspect.signature(AnchorModel).parameters
+
+    def stated(name, pattern):
+        section = re.search(r"^%s :.*?(?=^\S)" % name, doc, re.M | re.S)
+        assert section, name
+        found = re.search(pattern, section.group(0))
+        assert found, name
+        return float(found.group(1))
+
+    assert params['eps'].default is None
+    assert stated('eps', r"\(default (\S+) for RecoverL2") == DEFAULT_EPS['L2']
+    assert stated('projection_dim', r"\(default (\d+)\)") == params['projection_dim'].default
+    assert stated('rectify_max_iter', r"\(default (\d+)\)") == params['rectify_max_iter'].default
+    assert (stated('refine_options', r"\(the cap, default (\d+)\)")
+            == REFINE_OPTIONS['gibbs']['num_sweeps'])
