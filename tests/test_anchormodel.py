@@ -365,6 +365,7 @@ def test_the_docstring_states_the_defaults_the_code_uses():
 
     assert params['eps'].default is None
     assert stated('eps', r"\(default (\S+) for RecoverL2") == DEFAULT_EPS['L2']
+    assert stated('eps', r"and (\S+), the authors', for RecoverKL") == DEFAULT_EPS['KL']
     assert stated('projection_dim', r"\(default (\d+)\)") == params['projection_dim'].default
     assert stated('rectify_max_iter', r"\(default (\d+)\)") == params['rectify_max_iter'].default
     assert (stated('refine_options', r"\(the cap, default (\d+)\)")
