@@ -210,7 +210,8 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     TypeError, ValueError
         On a document that is not a list of (id, count) pairs, a NaN or fractional id, or a
         negative or infinite count (see :func:`pad_documents`). Documents that reach
-        ``max_iter`` are counted in an INFO log.
+        ``max_iter`` are counted in a DEBUG log (as in ``LdaModel``: ``model[bow]`` infers one
+        document per call).
     """
     beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
     lengths, flat_ids, flat_counts = parse_chunk(chunk, None, unknown='keep', whole_counts=None)
