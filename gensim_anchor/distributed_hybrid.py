@@ -191,8 +191,10 @@ def _start_partition(docs, index, num_terms, start_t, key, sweep, substeps, chun
     if not len(doc):
         return _PartitionState(index, num_docs, 0, None, None, None, None, None, sweep)
     num_tokens = len(doc)
+    # The partitions never update alpha (the client does, from their statistics).
     doc, word, z, n_dk, _, offsets, _ = _start_chain(
-        jax.random.fold_in(jnp.asarray(key), index), start_t, doc, word, num_docs, substeps=substeps)
+        jax.random.fold_in(jnp.asarray(key), index), start_t, doc, word, num_docs,
+        substeps=substeps, optimize_alpha=False)
     return _PartitionState(index, num_docs, num_tokens, doc, word, z, n_dk, offsets, sweep)
 
 

@@ -494,11 +494,12 @@ def _compiled_sweep(sampler, num_docs, num_terms, num_topics, optimize_alpha, of
     return counts, sweep
 
 
-def _start_chain(key, start_t, doc, word, num_docs, *, sampler='collapsed', substeps=1,
-                 optimize_alpha=False):
+def _start_chain(key, start_t, doc, word, num_docs, *, substeps, optimize_alpha,
+                 sampler=DEFAULT_SAMPLER):
     """A chain's first state: the tokens laid out (:func:`_layout`), each token's first topic
     drawn from its word's row of ``start_t`` (V x K, :func:`_start_topics`), the counts, and the
     compiled sweep of this shape (one start for :func:`gibbs_refine` and the Dask partitions).
+    The blocked sampler draws all tokens at once: one sub-step, whatever ``substeps``.
 
     Returns
     -------
@@ -507,7 +508,8 @@ def _start_chain(key, start_t, doc, word, num_docs, *, sampler='collapsed', subs
     """
     import jax.numpy as jnp
     num_terms, num_topics = start_t.shape
-    doc, word, num_padded, offsets = _layout(doc, word, num_docs, num_terms, substeps)
+    doc, word, num_padded, offsets = _layout(doc, word, num_docs, num_terms,
+                                             substeps if sampler == 'collapsed' else 1)
     counts, sweep = _compiled_sweep(sampler, num_padded, num_terms, num_topics, optimize_alpha, offsets)
     doc, word = jnp.asarray(doc), jnp.asarray(word)
     z = _first_topics(key, jnp.asarray(start_t), word)
@@ -616,11 +618,10 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     start = time.perf_counter()
     key = jax.random.PRNGKey(seed_of(random_state))
     key, k0 = jax.random.split(key)
-    # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z); the
-    # blocked sampler draws all tokens at once (one sub-step).
+    # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
     doc_j, word_j, z, n_dk, n_kw, _, sweep = _start_chain(
         k0, _start_topics(topics, weights), doc, word, num_docs, sampler=sampler,
-        substeps=substeps if sampler == 'collapsed' else 1, optimize_alpha=bool(optimize_alpha))
+        substeps=substeps, optimize_alpha=bool(optimize_alpha))
     alpha_j = jnp.asarray(alpha, jnp.float32)
     total = jnp.zeros((K, V), jnp.float32)
     eta_j = jnp.float32(eta)
