@@ -6,15 +6,20 @@ import numpy as np
 
 from ._defaults import DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, REFINE_OPTIONS, SAMPLERS
 
+_INT64 = np.iinfo(np.int64)
+
 
 def check_int(name, value, *, minimum=None, allow_none=False):
-    """An integer (not bool) >= minimum."""
+    """An integer (not bool) >= minimum that fits in 64 bits (as every count, cap and size here
+    is held: a larger one would surface as an OverflowError deep in numpy or JAX)."""
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError("%s must be an integer, got %r (%s)" % (name, value, type(value).__name__))
     if minimum is not None and value < minimum:
         raise ValueError("%s must be >= %d, got %d" % (name, minimum, value))
+    if not _INT64.min <= value <= _INT64.max:
+        raise ValueError("%s must fit in a 64-bit integer (at most 2**63 - 1), got %d" % (name, value))
     return int(value)
 
 

@@ -76,12 +76,11 @@ import numpy as np
 
 from . import _compile_cache
 from ._defaults import (DEFAULT_ETA, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_SAMPLER, DEFAULT_SUBSTEPS,
-                        DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN,
-                        REFINE_TOL)
+                        DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_TOL)
 from ._sampling import seed_of
 from .distributed import _client, _partition_sources
-from .hybrid import (_LOG_EVERY, _check_arguments, _compiled_sweep, _flatten, _posterior_mean,
-                     _settled, _start_chain, _start_topics)
+from .hybrid import (_LOG_EVERY, _burn_in_ends, _check_arguments, _compiled_sweep, _flatten,
+                     _posterior_mean, _start_chain, _start_topics)
 
 logger = logging.getLogger(__name__)
 
@@ -669,8 +668,9 @@ def _sample(parts, n_kw, alpha, key, *, num_sweeps, burn_in, eta, optimize_alpha
         if check:
             joint = (_log_joint_words(n_kw, eta) + docs) / parts.num_tokens
             checks.append((i + 1, joint))
-            settled = i + 1 >= REFINE_MIN_BURN_IN and len(checks) > 1 and _settled(checks, tol)
-            if settled or i + 1 >= num_sweeps // 2:
+        if burn_in is None:
+            ends, settled = _burn_in_ends(i + 1, num_sweeps, checks, tol)
+            if ends:
                 burn_in, converged = i + 1, settled
                 end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
         if optimize_alpha:

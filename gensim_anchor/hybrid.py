@@ -434,6 +434,16 @@ def _settled(checks, tol):
     return (l1 - l0) / (s1 - s0) < tol
 
 
+def _burn_in_ends(sweep, num_sweeps, checks, tol):
+    """(ends, settled) after ``sweep`` sweeps (1-based) of an adaptive burn-in: it ends at a check
+    made at this sweep where the chain has settled (:func:`_settled`, after REFINE_MIN_BURN_IN
+    sweeps), or at half the cap on any sweep: a cap below 2 REFINE_CHECK_EVERY has its half
+    between checks, and one below REFINE_CHECK_EVERY no check at all."""
+    settled = (len(checks) > 1 and checks[-1][0] == sweep and sweep >= REFINE_MIN_BURN_IN
+               and _settled(checks, tol))
+    return settled or sweep >= num_sweeps // 2, settled
+
+
 def _substep_order(doc, num_docs, substeps):
     """Token order and sub-step boundaries: the n-th token of a document goes to sub-step
     n mod ``substeps``, so each sub-step holds 1/substeps of every document."""
@@ -633,10 +643,11 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
         z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j, eta_j)
         if burn_in is not None and i >= burn_in:
             total = total + mean_phi
-        elif adaptive and (i + 1) % REFINE_CHECK_EVERY == 0:
-            checks.append((i + 1, float(_log_joint_fn()(n_dk, n_kw, alpha_j, eta_j))))
-            settled = i + 1 >= REFINE_MIN_BURN_IN and len(checks) > 1 and _settled(checks, tol)
-            if settled or i + 1 >= num_sweeps // 2:
+        elif adaptive:
+            if (i + 1) % REFINE_CHECK_EVERY == 0:
+                checks.append((i + 1, float(_log_joint_fn()(n_dk, n_kw, alpha_j, eta_j))))
+            ends, settled = _burn_in_ends(i + 1, num_sweeps, checks, tol)
+            if ends:
                 burn_in, converged = i + 1, settled
                 end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
         if callback is not None:

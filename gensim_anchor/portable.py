@@ -367,13 +367,15 @@ class _Loader:
         if header_dtype.name != dtype or header_shape != shape:
             self.fail("holds %s %s, but %s lists %s %s" % (header_dtype.name, header_shape, MODEL_FILE,
                                                            dtype, shape), full)
-        expected = offset + int(np.prod(shape, dtype=np.int64)) * header_dtype.itemsize
+        # Python ints: a crafted shape must not wrap an int64 product around to the file's size.
+        count = math.prod(shape)
+        expected = offset + count * header_dtype.itemsize
         size = os.path.getsize(full)
         if size != expected:
             self.fail("is %s: %d bytes, %d expected for %s %s"
                       % ("truncated" if size < expected else "longer than its header says",
                          size, expected, dtype, shape), full)
-        mmap = self.mmap if np.prod(shape) else None  # an empty array cannot be mapped
+        mmap = self.mmap if count else None  # an empty array cannot be mapped
         try:
             return np.load(full, mmap_mode=mmap, allow_pickle=False)
         except (ValueError, EOFError, OSError) as err:
@@ -583,10 +585,16 @@ def _decode_documents(loader, spec, arrays, num_terms, cooc):
     ids = loader.array(arrays, 'documents_ids')
     counts = loader.array(arrays, 'documents_counts')
     _check_shape(loader, 'documents_lengths', lengths, (num_docs,), 'i')
+    # The store holds int32, as the training pass makes it. Checked before the sum: no value may
+    # wrap on the way in, and an int64 sum of fewer than 2**31 values below 2**31 cannot wrap.
+    limit = np.iinfo(np.int32).max
+    if num_docs > limit:
+        loader.fail("'documents.num_docs' must be at most %d, got %d" % (limit, num_docs))
+    for name, values in (('documents_lengths', lengths), ('documents_counts', counts)):
+        if values.size and (values.min() < 0 or values.max() > limit):
+            loader.fail("'arrays.%s' must lie in 0..%d" % (name, limit))
     _check_shape(loader, 'documents_ids', ids, (int(np.sum(lengths, dtype=np.int64)),), 'i')
     _check_shape(loader, 'documents_counts', counts, ids.shape, 'i')
-    if np.any(lengths < 0) or np.any(counts < 0):
-        loader.fail("'arrays.documents_lengths' and 'arrays.documents_counts' must be >= 0")
     if np.any((ids < 0) | (ids >= num_terms)):
         loader.fail("'arrays.documents_ids' holds word ids outside 0..%d" % (num_terms - 1))
     if cooc is not None and num_docs != cooc.num_docs + cooc.num_short:

@@ -277,6 +277,9 @@ def test_bad_parameters_are_named(lee):
         (dict(anchor_min_df=1.5), ValueError, 'anchor_min_df as a float'),
         (dict(anchor_min_df='many'), TypeError, 'anchor_min_df must be an int'),
         (dict(chunksize=0), ValueError, 'chunksize must be >= 1'),
+        # beyond 64 bits: numpy and JAX would raise a bare OverflowError naming no parameter
+        (dict(iterations=2**63), ValueError, r'iterations must fit in a 64-bit integer'),
+        (dict(max_iter=2**63), ValueError, r'max_iter must fit in a 64-bit integer'),
     ]
     for kwargs, error, message in cases:
         with pytest.raises(error, match=message):

@@ -96,6 +96,14 @@ def test_same_seed_and_partitioning_give_the_same_topics(client, data):
     assert not np.array_equal(shorter.topics, other.topics)
 
 
+def test_a_cap_below_the_first_check_still_averages(client, data):
+    # No check before sweep REFINE_CHECK_EVERY: burn-in ends at half the cap, as on one machine.
+    _, train, _, model = data
+    result = refine(model, bag(train), client, num_sweeps=4)
+    assert (result.burn_in, result.num_sweeps, result.converged) == (2, 4, False)
+    assert np.all(np.isfinite(result.topics)) and np.allclose(result.topics.sum(axis=1), 1)
+
+
 def test_quality_matches_the_one_machine_refinement(client, data):
     A, train, heldout, model = data
     local = gibbs_refine(model.get_topics(), model.alpha, train, p_z=model.p_z, random_state=0)

@@ -386,6 +386,55 @@ def test_truncated_files(saved):
     expect(saved, r"model\.json: truncated or not valid JSON")
 
 
+@pytest.mark.parametrize('shape', [[2**62, 4], [2**64, 1]])
+def test_shape_whose_size_does_not_fit_64_bits(saved, shape):
+    # A header-only file: as an int64, 2**62 x 4 elements wrap around to 0 bytes of data, which
+    # is what the file holds; 2**64 does not convert to an int64 at all.
+    fname = saved / 'solver_gap.npy'
+    with open(fname, 'wb') as fout:
+        np.lib.format.write_array_header_1_0(
+            fout, {'descr': '<f8', 'fortran_order': False, 'shape': tuple(shape)})
+    header = fname.stat().st_size
+    edit_json(saved, lambda d: d['arrays']['solver_gap'].__setitem__('shape', shape))
+    expect(saved, r"solver_gap\.npy: is truncated: %d bytes, %d expected"
+           % (header, header + 8 * shape[0] * shape[1]))
+
+
+@pytest.fixture
+def saved_refined(common, tmp_path_factory):
+    """A refined model's directory: it keeps the training documents for update()."""
+    dictionary, corpus = common
+    path = tmp_path_factory.mktemp('portable') / 'm'
+    AnchorModel(corpus, num_topics=2, id2word=dictionary, random_state=0, anchor_min_df=1,
+                refine='gibbs', refine_options=dict(num_sweeps=2)).save_portable(path, save_cooccurrence=True)
+    return path
+
+
+def test_kept_documents_are_checked(saved_refined):
+    AnchorModel.load_portable(saved_refined)  # as saved, it loads
+    lengths = np.load(saved_refined / 'documents_lengths.npy')
+    # Eight lengths of 2**61 sum, as int64, to 0, which would match empty word arrays: a store
+    # of wrapped int32 lengths instead of an error.
+    wrapped = np.zeros(len(lengths), np.int64)
+    wrapped[:8] = 2**61
+    assert len(lengths) >= 8 and wrapped.sum() == 0
+    replace_array(saved_refined, 'documents_lengths', wrapped)
+    replace_array(saved_refined, 'documents_ids', np.zeros(0, np.int64))
+    replace_array(saved_refined, 'documents_counts', np.zeros(0, np.int64))
+    expect(saved_refined, r"'arrays\.documents_lengths' must lie in 0\.\.2147483647")
+    bad = lengths.astype(np.int64)
+    bad[:2] = [-1, bad[0] + bad[1] + 1]  # the same sum
+    replace_array(saved_refined, 'documents_lengths', bad)
+    expect(saved_refined, r"'arrays\.documents_lengths' must lie in 0\.\.2147483647")
+
+
+def test_kept_counts_must_fit_the_store(saved_refined):
+    counts = np.load(saved_refined / 'documents_counts.npy').astype(np.int64)
+    counts[0] = 2**32 + 1  # 1 as an int32
+    replace_array(saved_refined, 'documents_counts', counts)
+    expect(saved_refined, r"'arrays\.documents_counts' must lie in 0\.\.2147483647")
+
+
 @pytest.mark.parametrize('fname', ['../outside.npy', '/tmp/outside.npy', 'sub/topics.npy',
                                    '.hidden.npy', 'topics.pkl', 'a\\b.npy'])
 def test_file_names_outside_the_directory(saved, fname):

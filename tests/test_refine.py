@@ -10,7 +10,7 @@ from conftest import lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel
 from gensim_anchor._defaults import REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN
 from gensim_anchor.cli import main
-from gensim_anchor.hybrid import _log_joint_fn, _settled, gibbs_refine
+from gensim_anchor.hybrid import _burn_in_ends, _log_joint_fn, _settled, gibbs_refine
 
 V, K = 60, 4
 ID2WORD = {i: 'w%d' % i for i in range(V)}
@@ -91,6 +91,8 @@ def test_refine_without_a_corpus_uses_the_kept_documents(data):
     (dict(refine='gibbs', refine_options=dict(num_sweeps=10, burn_in=10)), ValueError,
      "burn_in=10 must be smaller than num_sweeps=10"),
     (dict(refine='gibbs', refine_options=dict(num_sweeps=2.5)), TypeError, "num_sweeps must be an integer"),
+    (dict(refine='gibbs', refine_options=dict(substeps=2**63)), ValueError,
+     "substeps must fit in a 64-bit integer"),
     (dict(refine='gibbs', refine_options=dict(sampler='slice')), ValueError, "sampler must be one of"),
     (dict(refine='gibbs', refine_options=[('num_sweeps', 3)]), TypeError, "refine_options must be a dict"),
     (dict(refine='gibbs', refine_options=dict(eta=0.0)), ValueError, "eta must be"),
@@ -267,3 +269,29 @@ def test_a_chain_that_never_settles_stops_at_the_cap(data):
     fixed = gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=20, burn_in=7,
                          random_state=0)
     assert fixed.converged and fixed.num_sweeps == 20 and len(fixed.log_joint) == 0
+
+
+def test_burn_in_ends_at_a_settled_check_or_at_half_the_cap():
+    flat = [(5, -8.0), (10, -8.0)]
+    assert _burn_in_ends(10, 400, flat, 1e-3) == (True, True)
+    assert _burn_in_ends(11, 400, flat, 1e-3) == (False, False)  # the check was at sweep 10
+    assert _burn_in_ends(5, 400, flat[:1], 1e-3) == (False, False)  # one check: nothing to compare
+    rising = [(5, -8.0), (10, -7.0)]
+    assert _burn_in_ends(10, 400, rising, 1e-3) == (False, False)
+    assert _burn_in_ends(10, 20, rising, 1e-3) == (True, False)  # half the cap
+    assert _burn_in_ends(1, 2, [], 1e-3) == (True, False)  # a cap with no check at all
+    assert _burn_in_ends(4, 9, rising[:0], 1e-3) == (True, False)
+
+
+@pytest.mark.parametrize('cap', [2, 4, 9, 13])
+def test_a_cap_with_few_or_no_checks_ends_burn_in_at_its_half(data, cap):
+    # Below REFINE_CHECK_EVERY sweeps no check is made: the half-cap rule must still end burn-in
+    # (it did only at a check, so the average was empty: NaN topics). Between checks it ends at
+    # the half itself, as documented, not at the next check.
+    _, corpus = data
+    model = AnchorModel(corpus, **FIT)
+    result = gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=cap, tol=1e-9,
+                          random_state=0)
+    assert not result.converged and result.burn_in == cap // 2 and result.num_sweeps == cap
+    assert np.all(np.isfinite(result.topics)) and np.allclose(result.topics.sum(axis=1), 1)
+    assert len(result.log_joint) == (cap // 2) // REFINE_CHECK_EVERY  # checks stop with burn-in
