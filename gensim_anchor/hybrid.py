@@ -437,8 +437,9 @@ def _settled(checks, tol):
 def _burn_in_ends(sweep, num_sweeps, checks, tol):
     """(ends, settled) after ``sweep`` sweeps (1-based) of an adaptive burn-in: it ends at a check
     made at this sweep where the chain has settled (:func:`_settled`, after REFINE_MIN_BURN_IN
-    sweeps), or at half the cap on any sweep: a cap below 2 REFINE_CHECK_EVERY has its half
-    between checks, and one below REFINE_CHECK_EVERY no check at all."""
+    sweeps), or at half the cap (rounded down) on any sweep: that half falls between checks
+    unless it is a multiple of REFINE_CHECK_EVERY, and a cap below REFINE_CHECK_EVERY has no
+    check at all."""
     settled = (len(checks) > 1 and checks[-1][0] == sweep and sweep >= REFINE_MIN_BURN_IN
                and _settled(checks, tol))
     return settled or sweep >= num_sweeps // 2, settled
@@ -580,7 +581,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
         :data:`~gensim_anchor._defaults.REFINE_MIN_BURN_IN` sweeps, where it rose by less
         than ``tol`` nats per token per sweep since the previous check. The topics are then
         averaged over ``max(REFINE_AVERAGE, burn_in)`` more sweeps, within the cap. If it
-        never settles, burn-in ends at half the cap (``converged`` is False).
+        never settles, burn-in ends at half the cap, rounded down (``converged`` is False).
     eta : float, optional
         Symmetric topic-word prior; None (default): 1/K, LdaModel's default
         (:data:`~gensim_anchor._defaults.DEFAULT_ETA` gives the measurements behind it).
