@@ -135,16 +135,26 @@ class DocumentStore:
     Memory: 12 bytes per distinct (document, word) pair (int32 id and count, plus one int32
     length per document), about as much as the co-occurrence statistics' H~.
     """
+    #: The integer type of the stored lengths, ids and counts.
+    DTYPE = np.int32
 
     def __init__(self):
         self._chunks = []
-        self.lengths = np.zeros(0, np.int32)
-        self.ids = np.zeros(0, np.int32)
-        self.counts = np.zeros(0, np.int32)
+        self.lengths = np.zeros(0, self.DTYPE)
+        self.ids = np.zeros(0, self.DTYPE)
+        self.counts = np.zeros(0, self.DTYPE)
 
-    def add(self, lengths, ids, counts):
-        """A parsed chunk (:func:`parse_chunk`'s arrays, whole counts)."""
-        self._chunks.append((lengths.astype(np.int32), ids.astype(np.int32), counts.astype(np.int32)))
+    def add(self, lengths, ids, counts, doc_offset=0):
+        """A parsed chunk (:func:`parse_chunk`'s arrays, whole counts; its documents numbered
+        from ``doc_offset`` in errors). A count beyond :attr:`DTYPE` is refused, not wrapped."""
+        limit = np.iinfo(self.DTYPE).max
+        big = np.flatnonzero(counts > limit)
+        if big.size:
+            doc = doc_offset + int(np.searchsorted(np.cumsum(lengths), big[0], side='right'))
+            raise ValueError("document #%d has count %d for word id %d; a refinement keeps at most "
+                             "%d tokens of one word in one document"
+                             % (doc, counts[big[0]], ids[big[0]], limit))
+        self._chunks.append(tuple(a.astype(self.DTYPE) for a in (lengths, ids, counts)))
 
     def _flush(self):
         if self._chunks:

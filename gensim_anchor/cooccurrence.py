@@ -359,7 +359,7 @@ def accumulate(corpus, num_terms, *, mode='implicit', chunksize=2000, progress=F
         for chunk in utils.grouper(corpus, chunksize):
             lengths, ids, counts = parse_chunk(chunk, num_terms, acc.num_docs_read)
             if documents is not None:
-                documents.add(lengths, ids, counts)
+                documents.add(lengths, ids, counts, acc.num_docs_read)
             acc.add(_chunk_matrix(lengths, ids, counts, acc.width(ids)))
             now = time.perf_counter()
             rate = acc.num_tokens / max(now - start, 1e-9)

@@ -489,7 +489,7 @@ class DaskDocuments:
                 part.result() if hasattr(part, 'result') else part)
             docs = list(docs)
             lengths, ids, counts = parse_chunk(docs, None, offset)
-            store.add(lengths, ids, counts)
+            store.add(lengths, ids, counts, offset)
             offset += len(docs)
         return store._flush()
 

@@ -585,9 +585,9 @@ def _decode_documents(loader, spec, arrays, num_terms, cooc):
     ids = loader.array(arrays, 'documents_ids')
     counts = loader.array(arrays, 'documents_counts')
     _check_shape(loader, 'documents_lengths', lengths, (num_docs,), 'i')
-    # The store holds int32, as the training pass makes it. Checked before the sum: no value may
-    # wrap on the way in, and an int64 sum of fewer than 2**31 values below 2**31 cannot wrap.
-    limit = np.iinfo(np.int32).max
+    # The store's int32 (DocumentStore.DTYPE), checked before the sum: no value may wrap on the
+    # way in, and an int64 sum of fewer than 2**31 values below 2**31 cannot wrap.
+    limit = np.iinfo(DocumentStore.DTYPE).max
     if num_docs > limit:
         loader.fail("'documents.num_docs' must be at most %d, got %d" % (limit, num_docs))
     for name, values in (('documents_lengths', lengths), ('documents_counts', counts)):

@@ -280,7 +280,7 @@ def test_burn_in_ends_at_a_settled_check_or_at_half_the_cap():
     assert _burn_in_ends(10, 400, rising, 1e-3) == (False, False)
     assert _burn_in_ends(10, 20, rising, 1e-3) == (True, False)  # half the cap
     assert _burn_in_ends(1, 2, [], 1e-3) == (True, False)  # a cap with no check at all
-    assert _burn_in_ends(4, 9, rising[:0], 1e-3) == (True, False)
+    assert _burn_in_ends(4, 9, [], 1e-3) == (True, False)  # a half between checks
 
 
 @pytest.mark.parametrize('cap', [2, 4, 9, 13])
@@ -295,3 +295,13 @@ def test_a_cap_with_few_or_no_checks_ends_burn_in_at_its_half(data, cap):
     assert not result.converged and result.burn_in == cap // 2 and result.num_sweeps == cap
     assert np.all(np.isfinite(result.topics)) and np.allclose(result.topics.sum(axis=1), 1)
     assert len(result.log_joint) == (cap // 2) // REFINE_CHECK_EVERY  # checks stop with burn-in
+
+
+def test_a_count_beyond_the_kept_documents_int32_is_refused_not_wrapped():
+    # The one-call refinement keeps the documents as int32 (DocumentStore): 2**32 + 1 would
+    # have become a count of 1. Refused in the corpus pass, naming the document.
+    docs = [[(0, 2), (1, 1)], [(1, 3), (2, 2**32 + 1)], [(0, 1), (2, 2)]]
+    with pytest.raises(ValueError, match=r"^document #1 has count 4294967297 for word id 2; a "
+                                         r"refinement keeps at most 2147483647 tokens"):
+        AnchorModel(docs, num_topics=2, id2word={0: 'a', 1: 'b', 2: 'c'}, anchor_min_df=1,
+                    refine='gibbs', chunksize=1)
