@@ -368,7 +368,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         """Add documents and re-solve on everything seen so far.
 
         Q is a sum over documents, so training on part of a corpus and updating with the rest
-        gives the same model as training on all of it at once.
+        gives the same model as training on all of it at once, whatever the parts hold: a batch
+        of documents shorter than two tokens adds none of Q's pairs (only their counts), and an
+        empty batch logs a warning and leaves the model unchanged, as ``LdaModel.update`` does.
 
         Parameters
         ----------
@@ -399,6 +401,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
             progress=self.progress, sample_size=self.alpha_sample, client=self._client)
         read_seconds = time.perf_counter() - start
+        if self._cooccurrence is not None and (cooc.num_docs + cooc.num_short == self._cooccurrence.num_docs
+                                               + self._cooccurrence.num_short):
+            # As LdaModel.update: nothing was read, so nothing changes (no refit).
+            logger.warning("update() called with an empty corpus: the model is unchanged")
+            return
         self._check_id2word_covers(cooc)
         result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
         self._store(result, cooc, sample)

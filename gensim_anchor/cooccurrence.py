@@ -191,7 +191,7 @@ def _chunk_matrix(lengths, ids, counts, num_terms):
 
 
 def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=2000, progress=None,
-                       sample=None, documents=None):
+                       sample=None, documents=None, require_pairs=True):
     """One pass over a bag-of-words stream to the co-occurrence statistics of Q.
 
     Parameters
@@ -214,6 +214,10 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         Also draws a uniform sample of the documents during the same pass.
     documents : :class:`~gensim_anchor._bow.DocumentStore`, optional
         Also keeps every parsed document (for a refinement that needs the tokens).
+    require_pairs : bool
+        Refuse a corpus with no document of two tokens (the default). False returns such
+        statistics (``num_docs == 0``) for :meth:`Cooccurrence.merge` with earlier ones, as
+        :meth:`~gensim_anchor.AnchorModel.update` does with a batch of short documents.
 
     Returns
     -------
@@ -223,8 +227,8 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
     Raises
     ------
     ValueError
-        On ids outside ``[0, num_terms)``, negative, NaN or fractional counts, or a corpus in
-        which no document has two tokens.
+        On ids outside ``[0, num_terms)``, negative, NaN or fractional counts, or (with
+        ``require_pairs``) a corpus in which no document has two tokens.
     TypeError
         When the corpus is not an iterable (or is a string), or a document is not a list of
         (id, count) pairs.
@@ -245,9 +249,9 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
     start = time.perf_counter()
     acc = accumulate(corpus if sample is None else sample.watch(corpus), num_terms,
                      mode=pass_mode(mode), chunksize=chunksize, progress=progress, documents=documents)
-    if acc.num_docs_read == 0:
+    if require_pairs and acc.num_docs_read == 0:
         raise ValueError("the corpus is empty: no documents were read")
-    if acc.num_docs == 0:
+    if require_pairs and acc.num_docs == 0:
         raise ValueError(
             "no document in the corpus has two or more tokens (%d documents read, %d tokens): "
             "co-occurrence needs at least one document with two tokens"
@@ -483,8 +487,8 @@ class _Accumulator:
                   self.doc_freq, self.term_counts, self.h_hat)
         H_tilde = sp.hstack(blocks, format='csc') if blocks else None  # a concatenation
         del blocks
-        if mode == 'implicit':
-            cooc = Cooccurrence(*common, H_tilde=H_tilde)
+        if mode == 'implicit':  # with no document of two tokens, V x 0 (merged with earlier ones)
+            cooc = Cooccurrence(*common, H_tilde=H_tilde if H_tilde is not None else sp.csc_matrix((V, 0)))
         elif H_tilde is not None:  # V was only known at the end
             cooc = Cooccurrence(*common, H_tilde=H_tilde).densify()
         else:

@@ -247,7 +247,7 @@ def _raw_partitions(client, data):
 
 
 def build_cooccurrence_dask(corpus, num_terms=None, client=None, *, chunksize=2000, progress=None,
-                            sample_size=0, seed=0):
+                            sample_size=0, seed=0, require_pairs=True):
     """Co-occurrence statistics of a corpus held by a Dask cluster, partition by partition.
 
     Parameters
@@ -269,6 +269,8 @@ def build_cooccurrence_dask(corpus, num_terms=None, client=None, *, chunksize=20
         draws the final sample from them in proportion to the partitions' sizes.
     seed : int
         Seed of the sample.
+    require_pairs : bool
+        As :func:`~gensim_anchor.cooccurrence.build_cooccurrence`'s.
 
     Returns
     -------
@@ -306,7 +308,7 @@ def build_cooccurrence_dask(corpus, num_terms=None, client=None, *, chunksize=20
         return np.sum([np.pad(v, (0, V - len(v))) for v in vectors], axis=0)
 
     num_read = sum(c.num_docs + c.num_short for c, _, _ in stats)
-    if num_read == 0:
+    if require_pairs and num_read == 0:
         raise ValueError("the corpus is empty: no documents were read")
     cooc = DistributedCooccurrence(
         client, parts,
@@ -319,7 +321,7 @@ def build_cooccurrence_dask(corpus, num_terms=None, client=None, *, chunksize=20
         h_hat=total(c.h_hat for c, _, _ in stats),
         raw_row_sums=total(r for _, r, _ in stats),
     )
-    if cooc.num_docs == 0:
+    if require_pairs and cooc.num_docs == 0:
         raise ValueError(
             "no document in the corpus has two or more tokens (%d documents read, %d tokens): "
             "co-occurrence needs at least one document with two tokens" % (num_read, cooc.num_tokens))

@@ -161,7 +161,8 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=No
         The fit the statistics are for (q_mode='auto' weighs its costs).
     num_terms : int, optional
     old : Cooccurrence or DistributedCooccurrence, optional
-        Statistics of the documents seen before (Q is additive in its documents).
+        Statistics of the documents seen before (Q is additive in its documents). With them,
+        the new documents may be empty or all shorter than two tokens.
     sample : :class:`~gensim_anchor._sampling.Reservoir`, optional
         The sample of the documents seen before; not changed (a corpus rejected halfway must
         not leave its first documents in the caller's sample).
@@ -186,12 +187,13 @@ def read(corpus, options, *, num_terms=None, old=None, sample=None, documents=No
     if dask:
         cooc = distributed.build_cooccurrence_dask(
             corpus, num_terms, client, chunksize=chunksize, progress=progress,
-            sample_size=sample_size, seed=options.seed)
+            sample_size=sample_size, seed=options.seed, require_pairs=old is None)
         sample = combine_samples([sample, cooc.sample], sample_size, options.seed)
     else:
         sample = Reservoir(sample_size, options.seed) if sample is None else sample.copy()
         cooc = build_cooccurrence(corpus, num_terms, mode=pass_mode(q_mode, old), chunksize=chunksize,
-                                  progress=progress, sample=sample, documents=new_documents)
+                                  progress=progress, sample=sample, documents=new_documents,
+                                  require_pairs=old is None)
     if old is not None:
         if cooc.mode == 'distributed' and old.mode != 'distributed':
             cooc = cooc.merge(old)

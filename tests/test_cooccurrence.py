@@ -270,6 +270,23 @@ def test_corpus_without_two_token_documents_raises():
         build_cooccurrence(corpus, num_terms=3)
 
 
+@pytest.mark.parametrize('mode', ['implicit', 'dense'])
+def test_statistics_without_pairs_merge_when_allowed(mode):
+    # AnchorModel.update's batch may hold no document of two tokens: its statistics are empty of
+    # pairs (H~ is V x 0), but its counts still add up.
+    corpus = [[(0, 1.0), (1, 2.0)], [(1, 1.0), (2, 1.0)]]
+    short = [[], [(0, 1.0)], [(2, 1.0)], [(1, 0.0), (0, 1.0)]]
+    first = build_cooccurrence(corpus, num_terms=3, mode=mode)
+    for batch, read in [(short, 4), ([], 0)]:
+        alone = build_cooccurrence(batch, num_terms=3, mode=mode, require_pairs=False)
+        assert (alone.num_docs, alone.num_short, alone.num_tokens) == (0, read, 3 if read else 0)
+        merged = first.merge(alone)
+        whole = build_cooccurrence(corpus + batch, num_terms=3, mode=mode)
+        assert (merged.num_docs, merged.num_short) == (whole.num_docs, whole.num_short)
+        np.testing.assert_array_equal(merged.doc_freq, whole.doc_freq)
+        np.testing.assert_array_equal(merged.to_dense(), whole.to_dense())
+
+
 @pytest.mark.parametrize('chunksize', [1, 2, 100])
 def test_word_id_outside_dictionary_raises_naming_the_document(chunksize):
     corpus = [[(0, 1.0), (1, 1.0)], [], [(2, 1.0)], [(1, 1.0), (5, 1.0), (2, 1.0)]]

@@ -162,6 +162,16 @@ def test_update_with_dask_and_local_documents_equals_training_on_everything(clie
     same_topics(local_first, local_model)
 
 
+def test_update_with_a_bag_of_short_documents_equals_training_on_everything(client, corpus):
+    short = [[(3, 1.0)], [], [(5, 1.0)]]  # no pair of Q: not an error in an update
+    model = fit(as_bag(corpus[:600], 2), client=client, alpha='symmetric')
+    model.update(as_bag(short, 2))
+    model.update(as_bag(corpus[600:], 2))
+    whole = fit(corpus[:600] + short + corpus[600:], alpha='symmetric')
+    assert model._cooccurrence.num_short == whole._cooccurrence.num_short == 4
+    same_topics(model, whole)
+
+
 def test_save_gathers_the_statistics_and_not_the_client(client, corpus, local_model, tmp_path):
     model = fit(as_bag(corpus[:700], 2), client=client, alpha='symmetric')
     fname = str(tmp_path / 'anchor.model')

@@ -153,6 +153,32 @@ def test_update_equals_training_on_everything_in_every_mode(small_vocabulary, q_
     np.testing.assert_allclose(parts.get_topics(), whole.get_topics(), atol=1e-6)
 
 
+@pytest.mark.parametrize('q_mode', ['implicit', 'dense', 'auto'])
+def test_update_with_only_short_or_no_documents(small_vocabulary, q_mode, caplog):
+    # A batch of documents shorter than two tokens carries no pair of Q; an empty one, nothing.
+    # Neither is an error once the model has documents: the result is that of one fit on all.
+    short = [[(3, 1.0)], [], [(7, 0.0), (8, 1.0)]]
+    whole = fit(small_vocabulary[:5] + short + small_vocabulary[5:], 40, q_mode=q_mode)
+    parts = fit(small_vocabulary[:5], 40, q_mode=q_mode)
+    parts.update(short)
+    assert (parts.num_docs, parts._cooccurrence.num_short) == (5, 3)
+    timings, topics = parts.timings, parts.get_topics()
+    with caplog.at_level(logging.WARNING, logger='gensim_anchor'):
+        parts.update(iter([]))
+    assert "update() called with an empty corpus: the model is unchanged" in caplog.text
+    assert parts.timings is timings  # not refitted
+    np.testing.assert_array_equal(parts.get_topics(), topics)
+    parts.update(small_vocabulary[5:])
+    assert parts.num_docs == whole.num_docs
+    assert parts._cooccurrence.num_short == whole._cooccurrence.num_short == 3
+    np.testing.assert_array_equal(parts._cooccurrence.doc_freq, whole._cooccurrence.doc_freq)
+    np.testing.assert_array_equal(parts.anchors, whole.anchors)
+    np.testing.assert_allclose(parts.get_topics(), whole.get_topics(), atol=1e-6)
+    # A first fit still needs a document of two tokens.
+    with pytest.raises(ValueError, match="no document in the corpus has two or more tokens"):
+        fit(short, 40, q_mode=q_mode)
+
+
 # ----------------------------------------------------------------------------------------------
 # Progress bar and throughput logging
 # ----------------------------------------------------------------------------------------------
