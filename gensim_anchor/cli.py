@@ -260,19 +260,34 @@ def load_dictionary(path):
                        "dictionary (%s)" % (path, pickled, err)) from None
 
 
+def _read(fname, what, read):
+    """``read()``, with a reader's error on a malformed file (a bare "invalid literal for int()"
+    or a UnicodeDecodeError) reported with the file and the format it was read as."""
+    try:
+        return read()
+    except (ValueError, IndexError) as err:
+        raise CliError("cannot read %s as %s: %s" % (fname, what, err)) from None
+
+
 def load_input(args):
     if args.text is not None:
-        return load_text(args.text, args.no_below, args.no_above)
+        return _read(args.text, "UTF-8 text",
+                     lambda: load_text(args.text, args.no_below, args.no_above))
     if args.mm is not None:
         dictionary = load_dictionary(args.dict)
-        return list(MmCorpus(args.mm)), dictionary, "%s with %s" % (args.mm, args.dict)
+        corpus = _read(args.mm, "a Matrix Market corpus", lambda: list(MmCorpus(args.mm)))
+        return corpus, dictionary, "%s with %s" % (args.mm, args.dict)
     if args.uci or args.ldac:
         fname, vocab = args.uci or args.ldac
-        reader = UciCorpus(fname, vocab) if args.uci else BleiCorpus(fname, vocab)
-        corpus = list(reader)
+        what = "%s with vocabulary %s" % ("a UCI docword file" if args.uci else "an LDA-C corpus",
+                                          vocab)
+        reader = _read(fname, what, lambda: (UciCorpus if args.uci else BleiCorpus)(fname, vocab))
+        corpus = _read(fname, what, lambda: list(reader))
         # The readers' id2word hold raw (bytes) tokens; a Dictionary has document frequencies
         # and str tokens.
-        return corpus, Dictionary.from_corpus(corpus, id2word=reader.id2word), fname
+        dictionary = _read(vocab, "the vocabulary of %s" % fname,
+                           lambda: Dictionary.from_corpus(corpus, id2word=reader.id2word))
+        return corpus, dictionary, fname
     corpus, dictionary, _ = load_text(datapath(DEFAULT_CORPUS), args.no_below, args.no_above)
     return corpus, dictionary, "%s (bundled with gensim)" % DEFAULT_CORPUS
 

@@ -227,6 +227,31 @@ def test_word_id_outside_vocabulary(tmp_path, capsys):
     check_error(capsys, argv, "outside the dictionary")
 
 
+@pytest.mark.parametrize('argv, message', [
+    (['--text', '{tmp}/latin1.txt'], "cannot read {tmp}/latin1.txt as UTF-8 text: 'utf-8' codec"),
+    (['--uci', '{tmp}/words.txt', '{bow}/vocab.txt'],
+     "cannot read {tmp}/words.txt as a UCI docword file with vocabulary {bow}/vocab.txt: "
+     "invalid literal for int()"),
+    (['--uci', '{tmp}/short_line.txt', '{bow}/vocab.txt'],
+     "cannot read {tmp}/short_line.txt as a UCI docword file"),
+    (['--uci', '{bow}/docword.txt.gz', '{tmp}/latin1.txt'],
+     "cannot read {tmp}/latin1.txt as the vocabulary of {bow}/docword.txt.gz: 'utf-8' codec"),
+    (['--ldac', '{tmp}/words.txt', '{bow}/vocab.txt'],
+     "cannot read {tmp}/words.txt as an LDA-C corpus with vocabulary {bow}/vocab.txt: "
+     "invalid literal for int()"),
+    (['--mm', '{tmp}/words.txt', '--dict', '{bow}/dict.pkl'],
+     "cannot read {tmp}/words.txt as a Matrix Market corpus: "),
+])
+def test_malformed_input_files_are_named(bow_files, tmp_path, capsys, argv, message):
+    # The corpus readers' own errors do not say which file, or which format it was read as.
+    (tmp_path / 'latin1.txt').write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e\n".encode('latin-1'))
+    (tmp_path / 'words.txt').write_text("rocket orbit comet\ngalaxy nebula\n")
+    (tmp_path / 'short_line.txt').write_text("2\n3\n4\n1 1\n")
+    fill = dict(tmp=tmp_path, bow=bow_files)
+    check_error(capsys, [arg.format(**fill) for arg in argv] + ['-k', '2', '--no-save'],
+                message.format(**fill))
+
+
 def test_help_module():
     result = subprocess.run([sys.executable, '-m', 'gensim_anchor', '--help'],
                             capture_output=True, text=True, timeout=120)
