@@ -62,6 +62,10 @@ def parse_chunk(chunk, num_terms=None, doc_offset=0, *, unknown='raise', whole_c
         sizes = np.fromiter(map(len, entries(chunk)), dtype=np.int64, count=int(lengths.sum()))
         if sizes.size and (sizes.min() != 2 or sizes.max() != 2):
             raise ValueError("not pairs")
+        # Tokens of two characters pass as pairs; bytes ones would even parse (b'ok' is 111,
+        # 107). A corpus of tokens has them everywhere, so the chunk's first entry tells.
+        if isinstance(next(entries(chunk), None), (str, bytes)):
+            raise ValueError("tokens, not pairs")
         pairs = np.fromiter(entries(entries(chunk)), dtype=np.float64, count=2 * sizes.size)
     except (TypeError, ValueError):
         raise TypeError(_not_pairs(chunk, doc_offset)) from None
@@ -105,8 +109,10 @@ def _not_pairs(chunk, doc_offset):
     """The message for a chunk that is not all (id, count) pairs, naming the first bad document."""
     for i, doc in enumerate(chunk):
         try:
-            ok = all(len(pair) == 2 and all(np.isscalar(v) or np.ndim(v) == 0 for v in pair)
-                     for pair in doc)
+            # A string is a sequence of scalars too: 'w1' as a pair, or 'a' as an id.
+            ok = all(not isinstance(pair, (str, bytes)) and len(pair) == 2 and all(
+                not isinstance(v, (str, bytes)) and (np.isscalar(v) or np.ndim(v) == 0)
+                for v in pair) for pair in doc)
         except TypeError:
             ok = False
         if not ok:

@@ -332,6 +332,15 @@ def test_string_document_raises_type_error():
         build_cooccurrence([["human", "interface"]], num_terms=3)
 
 
+@pytest.mark.parametrize('tokens', [[['ok', 'hi']], [[], [b'ok', b'hi']], [[('a', 1)]]])
+def test_two_character_tokens_are_not_taken_for_pairs(tokens):
+    # 'ok' and b'ok' have length 2 like a pair; b'ok' even parsed, as word 111 counted 107 times.
+    with pytest.raises(TypeError, match=r"^document #%d is not a bag-of-words list of \(word_id, "
+                                        r"count\) pairs \(it starts %s\)" % (
+                                            len(tokens) - 1, re.escape(repr(tokens[-1])))):
+        build_cooccurrence(tokens, num_terms=200)
+
+
 def test_non_sequence_document_raises_type_error():
     with pytest.raises(TypeError, match=r"document #1 is a int, expected a bag-of-words list of "
                                         r"\(word_id, count\) pairs"):
