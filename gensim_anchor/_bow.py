@@ -203,3 +203,14 @@ class DocumentStore:
 
     def __len__(self):
         return self.num_docs
+
+
+def read_documents(corpus, num_terms, chunksize=10000):
+    """A bag-of-words corpus read once into a :class:`DocumentStore`, parsed and checked a
+    chunk at a time by :func:`parse_chunk` (whole counts, ids in [0, num_terms))."""
+    store, num_docs, stream = DocumentStore(), 0, iter(corpus)
+    while chunk := list(itertools.islice(stream, chunksize)):
+        lengths, ids, counts = parse_chunk(chunk, num_terms, num_docs)
+        store.add(lengths, ids, counts, num_docs)
+        num_docs += len(chunk)
+    return store._flush()

@@ -69,6 +69,7 @@ from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL, DEFAULT_
                         DEFAULT_SAMPLER, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, DEFAULT_VB_PASSES,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
+from ._bow import DocumentStore, read_documents
 from ._sampling import Reservoir
 from .distributed import DaskDocuments, is_dask_corpus
 
@@ -812,7 +813,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Parameters
         ----------
         corpus : iterable of list of (int, int), or a Dask corpus, optional
-            The training documents (read once for ``'gibbs'``, ``passes`` times for ``'vb'``).
+            The training documents, read once and checked as the constructor's corpus is
+            (``'vb'`` holds them in memory for its passes, 12 bytes per distinct pair of
+            document and word).
             None: the documents a model trained with ``refine=`` kept from its single pass.
             A ``dask.bag.Bag`` (or a list of partitions, with ``client``) is refined on the
             cluster, each partition's tokens staying on its worker
@@ -890,6 +893,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         dask = isinstance(corpus, DaskDocuments) or is_dask_corpus(corpus, client)
         if dask:
             _check_dask_refinement(method, options)
+        elif not isinstance(corpus, DocumentStore):
+            check.check_corpus(corpus)
         if method == 'gibbs':
             seed = self._projection_seed if random_state is None else random_state
             options = dict(options, eta=self._gibbs_eta(options))
@@ -915,6 +920,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 settings.update(partitions=result.num_partitions, workers=result.num_workers,
                                 recovered=len(result.recovered))
         else:
+            if not isinstance(corpus, DocumentStore):
+                # Checked as the sampler's corpus is (LdaModel.update takes a negative count
+                # into NaN topics and fails on an unknown id with a bare IndexError), and read
+                # once, so that a one-shot generator serves every pass.
+                corpus = read_documents(corpus, self.num_terms)
+            if not corpus.num_tokens:
+                raise ValueError("the corpus has no tokens to refine on")
             lda = self.to_ldamodel()
             lda.optimize_alpha = bool(options['optimize_alpha'])
             lda.update(corpus, passes=options['passes'])

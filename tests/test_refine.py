@@ -72,6 +72,43 @@ def test_vb_in_one_call_takes_a_stream(data):
     assert not np.array_equal(model.get_topics(), plain.get_topics())
 
 
+def test_vb_refine_reads_a_stream_once_and_equals_the_one_call(data):
+    # refine(corpus, 'vb') holds the documents for its passes: a one-shot stream serves them
+    # all (LdaModel.update counts a corpus without len() by reading it, then fails on a
+    # generator), and the result is the one-call refinement's.
+    _, corpus = data
+    one = AnchorModel(corpus, refine='vb', refine_options=dict(passes=2), **FIT)
+    stream = Once(corpus)
+    two = AnchorModel(corpus, **FIT).refine(stream, 'vb', passes=2)
+    assert stream.reads == 1 and two.refinement['passes'] == 2
+    np.testing.assert_array_equal(one.get_topics(), two.get_topics())
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+
+
+@pytest.mark.parametrize('method', ['gibbs', 'vb'])
+@pytest.mark.parametrize('corpus, error, message', [
+    ([[(0, -3), (1, 2)]], ValueError, r"^document #0 has count -3 for word id 0; counts must be "
+                                      r"finite and >= 0$"),
+    ([[(1, 1)], [(0, float('nan'))]], ValueError, r"^document #1 has count nan for word id 0"),
+    ([[(1, 1)], [(V, 1)]], ValueError, r"^document #1 has word id %d outside the dictionary" % V),
+    ([[(1, 1.5)]], ValueError, r"^document #0 has non-integer count 1\.5 for word id 1"),
+    ([[]], ValueError, r"^the corpus has no tokens to (sample|refine on)$"),
+    ('corpus.mm', TypeError, r"^corpus must be an iterable of bag-of-words documents, got str "
+                             r"\(a file name\?"),
+    ([['w1', 'w2']], TypeError, r"^document #0 is not a bag-of-words list"),
+])
+def test_refine_checks_its_corpus_and_leaves_the_model_as_it_was(data, method, corpus, error, message):
+    # Before the check, 'vb' turned a negative or NaN count into NaN topics (a RuntimeWarning
+    # of gensim's) and an unknown id into a bare IndexError.
+    model = AnchorModel(data[1], **FIT)
+    topics, alpha = model.get_topics().copy(), model.alpha.copy()
+    with pytest.raises(error, match=message):
+        model.refine(corpus, method)
+    assert model.refinement is None
+    np.testing.assert_array_equal(model.get_topics(), topics)
+    np.testing.assert_array_equal(model.alpha, alpha)
+
+
 def test_refine_without_a_corpus_uses_the_kept_documents(data):
     _, corpus = data
     model = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=20, burn_in=10), **FIT)
