@@ -197,6 +197,8 @@ def check_seeds(anchors, num_topics, id2word, loss):
     """The ``anchors=`` argument as a list of seeds, each a list of words (str or int)."""
     if anchors is None:
         return None
+    if isinstance(anchors, np.ndarray) and anchors.ndim:  # as a seed's own words may be
+        anchors = list(anchors)
     if isinstance(anchors, (str, bytes)) or not isinstance(anchors, (list, tuple)):
         raise TypeError("anchors must be a list of seeded anchors, each a word (str or int id) or a "
                         "list of words, e.g. ['gun', ['bush', 'kerry']]; got %r" % (anchors,))

@@ -90,9 +90,15 @@ def test_strings_and_ids_give_the_same_model(pairs):
     assert all(dictionary.token2id[ID2WORD[i]] == i for i in range(V))
     by_dictionary = AnchorModel(pairs['docs'], anchors=[ID2WORD[a], [ID2WORD[b], ID2WORD[c]]],
                                 **dict(KW, id2word=dictionary))
+    # numpy arrays of ids or words, as the groups already could be (at the top level they were
+    # refused).
+    by_array = AnchorModel(pairs['docs'], anchors=np.array([a, b]), **KW)
+    assert by_array.anchor_groups[:2] == [[a], [b]]
+    by_rows = AnchorModel(pairs['docs'], anchors=np.array([[ID2WORD[b], ID2WORD[c]]]), **KW)
     for other in (by_word, by_dictionary):
         np.testing.assert_array_equal(other.get_topics(), by_id.get_topics())
         assert other.anchor_groups == by_id.anchor_groups
+    assert by_rows.anchor_groups[0] == [b, c]
 
 
 def test_unknown_word_warns_and_is_left_out(pairs):
@@ -121,6 +127,10 @@ def test_seed_argument_is_validated():
         AnchorModel(anchors=[1.5], **KW)
     with pytest.raises(TypeError, match='anchors must be a list'):
         AnchorModel(anchors='w1', **KW)
+    with pytest.raises(TypeError, match='anchors must be a list'):
+        AnchorModel(anchors=np.array('w1'), **KW)
+    with pytest.raises(TypeError, match=r'anchors\[0\] must be a word'):
+        AnchorModel(anchors=np.array([1.5, 2.0]), **KW)
     with pytest.raises(ValueError, match='need id2word'):
         AnchorModel(corpus=[[(0, 2)]], num_topics=2, anchors=['w1'])
     with pytest.raises(ValueError, match="loss='L2' or 'KL'"):
