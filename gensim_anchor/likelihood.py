@@ -72,8 +72,13 @@ products carried through the resampling steps).
 Cost
 ----
 :math:`O(N R (J + 1) K)` arithmetic per document of N tokens (R = ``num_samples``,
-J = ``num_moves``), memory :math:`O(R (N + K))` per document. Documents are sorted by length and
-cut into batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
+J = ``num_moves``), memory :math:`O(R (N + K))` per document. A resampling copies every
+particle's assignments (R times the padded length), so it is done only on the steps where a
+particle of the batch needs it: copied on every step, they made a long document's cost grow as
+the square of its length (16,000 tokens: 5.5 s before, 1.0 s now; 100,000 tokens: past 300 s in
+an ad-hoc run before, 6.4 s now, the 61 to 64 us per token of a document of 1,000:
+``benchmarks/bench_likelihood.py``, its log). Documents are sorted by
+length and cut into batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
 document's tokens, ``vmap``-ed over its documents (and over the values of alpha_0 in
 :func:`.dirichlet.fit_alpha_scale`). Arrays are padded to a power of 4 tokens (at least 16), so
 that few shapes are compiled (on first use). 1,000 KOS documents (138k tokens, K = 50 random
@@ -259,18 +264,18 @@ def _assignment_dtype(num_topics):
     return jnp.int8 if num_topics <= 127 else jnp.int16 if num_topics <= 32767 else jnp.int32
 
 
-def _filter_step(beta_tok, alpha, key, num_tokens, state, n, num_moves):
-    """Token n of one document: weight, resample, propagate, rejuvenate.
+def _weigh(beta_tok, alpha, key, num_tokens, conc, logw, n, num_moves):
+    """Token n of one document, first half: weight each particle by its predictive probability
+    of the token and pick the ancestors (themselves unless the weights have degenerated).
 
-    ``beta_tok`` (L, K): :math:`\\beta_{k w_m}` for each position m; ``state`` = (z (R, L),
-    counts + alpha (R, K), log-weights (R,), Gibbs pointer). Past the document's last token
-    (n >= num_tokens) only the weights are frozen: what happens to z then does not matter.
+    ``beta_tok`` (L, K): :math:`\\beta_{k w_m}` for each position m; ``conc`` (R, K) counts +
+    alpha; ``logw`` (R,) log-weights. Past the document's last token (n >= num_tokens) the
+    weights are frozen. Returns (uniforms, ancestors (R,), resampled?, log-weights after the
+    resampling, the unnormalised p(z_n | z_<n, w_n) (R, K), of the ancestors).
     """
-    z, conc, logw, pointer = state
     R, K = conc.shape
     particles = jnp.arange(R)
     u = 1.0 - jax.random.uniform(jax.random.fold_in(key, n), (num_moves + 2, R))
-    # Weight by the predictive probability of token n, then resample if degenerate.
     unnorm = beta_tok[n] * conc                                          # (R, K)
     new_logw = logw + jnp.log(jnp.sum(unnorm, axis=1) / (n + jnp.sum(alpha)))
     new_logw = jnp.where(n < num_tokens, new_logw, logw)
@@ -280,14 +285,22 @@ def _filter_step(beta_tok, alpha, key, num_tokens, state, n, num_moves):
     # Systematic resampling: one uniform shared by the R strata.
     ancestors = jnp.searchsorted(jnp.cumsum(w), (particles + 1.0 - u[0, 0]) / R)
     ancestors = jnp.where(resample, jnp.minimum(ancestors, R - 1), particles)
-    z, conc, unnorm = z[ancestors], conc[ancestors], unnorm[ancestors]
     logw = jnp.where(resample, total - jnp.log(R), new_logw)
-    # Propagate: z_n ~ p(z_n | z_<n, w_n).
+    return u, ancestors, resample, logw, unnorm[ancestors]
+
+
+def _move(beta_tok, u, z, conc, pointer, unnorm, n, num_moves):
+    """Token n, second half: draw z_n ~ p(z_n | z_<n, w_n) and rejuvenate.
+
+    ``z`` (R, L) and ``conc`` (R, K) are the ancestors' already. ``num_moves`` collapsed Gibbs
+    updates of positions pointer, pointer+1, ... (mod n+1). What happens to z past the last
+    token does not matter (the weights are frozen).
+    """
+    K = conc.shape[1]
     k = _sample_index(unnorm, u[1])
     z = z.at[:, n].set(k.astype(z.dtype))
     conc = conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
 
-    # Rejuvenate: collapsed Gibbs updates of positions pointer, pointer+1, ... (mod n+1).
     def gibbs(j, zc):
         z, conc = zc
         m = (pointer + j) % (n + 1)
@@ -296,7 +309,7 @@ def _filter_step(beta_tok, alpha, key, num_tokens, state, n, num_moves):
         return z.at[:, m].set(k.astype(z.dtype)), conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
 
     z, conc = jax.lax.fori_loop(0, num_moves, gibbs, (z, conc))
-    return z, conc, logw, (pointer + num_moves) % (n + 1)
+    return z, conc, (pointer + num_moves) % (n + 1)
 
 
 @functools.partial(jax.jit, static_argnames=('num_particles', 'num_moves'))
@@ -318,11 +331,24 @@ def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_particl
     keys = jax.vmap(jax.random.fold_in, (None, 0))(key, doc_index)
     num_tokens = jnp.sum(counts, axis=1)
     alphas = scales[:, None] * shape                                  # (G, K)
-    step = jax.vmap(_filter_step, (0, None, 0, 0, 0, None, None))    # documents
-    step = jax.vmap(step, (None, 0, None, None, 0, None, None))       # alphas
+    # Each half of a step vmapped over the documents, then over the alphas.
+    weigh = jax.vmap(_weigh, (0, None, 0, 0, 0, 0, None, None))
+    weigh = jax.vmap(weigh, (None, 0, None, None, 0, 0, None, None))
+    move = jax.vmap(_move, (0, 0, 0, 0, 0, 0, None, None))
+    move = jax.vmap(move, (None, 0, 0, 0, 0, 0, None, None))
+    take = jax.vmap(jax.vmap(lambda a, index: a[index]))            # (G, D, R, ...) by (G, D, R)
 
     def body(n, state):
-        return step(beta_tok, alphas, keys, num_tokens, state, n, num_moves)
+        z, conc, logw, pointer = state
+        u, ancestors, resample, logw, unnorm = weigh(beta_tok, alphas, keys, num_tokens, conc,
+                                                     logw, n, num_moves)
+        # Copying the assignments costs R x L per step, the one cost that grows with the
+        # document's length: skipped when no particle of the batch is resampled (the
+        # ancestors are then the particles themselves).
+        z = jax.lax.cond(jnp.any(resample), take, lambda z, _: z, z, ancestors)
+        z, conc, pointer = move(beta_tok, u, z, take(conc, ancestors), pointer, unnorm, n,
+                                num_moves)
+        return z, conc, logw, pointer
 
     state = (jnp.zeros((G, D, R, L), _assignment_dtype(K)),
              jnp.broadcast_to(alphas[:, None, None, :], (G, D, R, K)),

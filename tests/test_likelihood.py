@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 from scipy import integrate
-from scipy.special import gammaln
+from scipy.special import betaln, gammaln
 
 from conftest import lda_corpus
 from gensim_anchor.likelihood import (LikelihoodResult, document_log_likelihood,
@@ -172,6 +172,46 @@ def test_errors_name_the_document_across_chunks(tiny):
     corpus = docs * 5 + [[(0, 1.5)]]  # document #30, in the fourth chunk of 8
     with pytest.raises(ValueError, match=r"document #30 has non-integer count 1\.5"):
         log_likelihood_per_token(topics, np.full(3, 0.5), corpus, chunksize=8)
+
+
+def two_word_log_likelihood(topics, alpha, n0, n1):
+    """K = 2, V = 2, a document of n0 tokens of word 0 and n1 of word 1, any length: expand
+    (t b_00 + (1 - t) b_10)^n0 (t b_01 + (1 - t) b_11)^n1 binomially (all terms positive) and
+    integrate each term against Beta(alpha) in closed form."""
+    j, i = np.arange(n0 + 1)[:, None], np.arange(n1 + 1)[None, :]
+    b = np.log(topics)
+    terms = (gammaln(n0 + 1) - gammaln(j + 1) - gammaln(n0 - j + 1) + j * b[0, 0] + (n0 - j) * b[1, 0]
+             + gammaln(n1 + 1) - gammaln(i + 1) - gammaln(n1 - i + 1) + i * b[0, 1] + (n1 - i) * b[1, 1]
+             + betaln(alpha[0] + j + i, alpha[1] + n0 + n1 - j - i) - betaln(*alpha))
+    return float(np.logaddexp.reduce(terms.ravel()))
+
+
+def test_a_long_document_against_the_closed_form():
+    topics, alpha = np.array([[0.7, 0.3], [0.2, 0.8]]), np.array([0.3, 0.6])
+    assert two_word_log_likelihood(topics, alpha, 3, 2) == pytest.approx(
+        exact_log_likelihood(topics, alpha, [(0, 3), (1, 2)]), abs=1e-10)
+    exact = two_word_log_likelihood(topics, alpha, 1200, 800)
+    estimate = document_log_likelihood(topics, alpha, [[(0, 1200), (1, 800)]], random_state=0).log_p[0]
+    # Biased low (the log of an unbiased estimate), by a few nats over 2,000 tokens.
+    assert -0.02 < (estimate - exact) / 2000 < 0.001
+
+
+def test_a_document_scores_the_same_alone_and_in_a_batch():
+    # The particles' assignments are copied only on the steps where a particle of the batch
+    # resamples: a document alone is copied less often than in a batch, with the same estimate
+    # to the bit (a copy skipped when one was due would change it).
+    rng = np.random.default_rng(4)
+    K, V = 3, 30
+    topics = rng.dirichlet(np.full(V, 0.3), size=K)
+    alpha = np.array([0.2, 0.5, 0.1])
+    corpus = [[(int(w), int(c)) for w, c in zip(*np.unique(rng.integers(0, V, size=n),
+                                                           return_counts=True))]
+              for n in (3, 40, 17, 900, 8, 250, 2, 60)]
+    batched = document_log_likelihood(topics, alpha, corpus, random_state=1).log_p
+    for index in (1, 3, 5):  # empty documents before it keep its index, hence its random numbers
+        alone = document_log_likelihood(topics, alpha, [[]] * index + [corpus[index]],
+                                        random_state=1).log_p[index]
+        assert alone == batched[index]
 
 
 def test_true_topics_score_higher_than_scrambled():
