@@ -279,6 +279,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     """
 
+    #: What :meth:`save` may leave out (``ignore=``): the rest is the model's own state.
+    IGNORABLE = frozenset({'id2word', 'R', 'timings', 'lifecycle_events', 'random_state',
+                           'solver_n_iter', 'solver_gap', 'solver_converged', '_cooccurrence',
+                           '_sample', '_documents', '_client'})
+
     def __init__(self, corpus=None, num_topics=100, id2word=None, distributed=False, chunksize=2000,
                  passes=1, update_every=1, alpha='auto', eta=None, decay=0.5, offset=1.0,
                  eval_every=10, iterations=50, gamma_threshold=0.001, minimum_probability=0.01,
@@ -952,13 +957,32 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             Also save the co-occurrence statistics, so that a loaded model can be ``update``-d.
             Off by default: they grow with the corpus.
         ignore : iterable of str
-            Attributes not to save, as for :meth:`gensim.utils.SaveLoad.save`.
+            Attributes not to save, as for :meth:`gensim.utils.SaveLoad.save`, among those a
+            loaded model can do without (:attr:`IGNORABLE`: diagnostics, the statistics, and
+            ``id2word``, which loads as word ids, as LdaModel's default id2word). Names the
+            model does not have are skipped, as gensim does (``ignore=('state',
+            'dispatcher')`` written for LdaModel still saves).
+
+        Raises
+        ------
+        ValueError
+            If ``ignore`` names the model's own state (``topics``, ``alpha``...), without
+            which it would load broken.
         """
         ignore = set([ignore] if isinstance(ignore, str) else ignore)
+        needed = sorted(name for name in ignore & set(vars(self)) if name not in self.IGNORABLE)
+        if needed:
+            raise ValueError("ignore=%r: %s the model's own state, which it cannot load without; "
+                             "these may be left out: %s" % (
+                                 tuple(sorted(ignore)), ", ".join(map(repr, needed)) + (
+                                     " are" if len(needed) > 1 else " is"),
+                                 ", ".join(map(repr, sorted(self.IGNORABLE)))))
         ignore.add('_client')  # a connection, not state
         if not save_cooccurrence:
             ignore |= {'_cooccurrence', '_sample', '_documents'}
-        super().save(fname, *args, ignore=frozenset(ignore), **kwargs)
+        # SaveLoad deletes each ignored name it finds, and a property (state, expElogbeta)
+        # cannot be deleted; it is not saved anyway.
+        super().save(fname, *args, ignore=frozenset(ignore & set(vars(self))), **kwargs)
 
     @classmethod
     def load(cls, fname, *args, **kwargs):
@@ -1007,6 +1031,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                              % (fname, version, FORMAT_VERSION))
         # Attributes that models saved by earlier versions (or without them: _client is never
         # saved) lack, set once here so that the methods need no fallbacks.
+        if getattr(model, 'id2word', None) is None and getattr(model, 'num_terms', None):
+            model.id2word = utils.FakeDict(model.num_terms)  # saved with ignore='id2word'
+        if getattr(model, 'timings', None) is None:
+            model.timings = {}
         defaults = dict(_cooccurrence=None, _sample=None, refinement=None, _client=None,
                         progress=None, rectify=False, rectify_max_iter=50, seed_anchors=None,
                         refine_method=None, refine_options=None, _documents=None)

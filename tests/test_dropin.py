@@ -611,6 +611,24 @@ def test_save_with_ignore(anchor, corpus, tmp_path):
     assert AnchorModel.load(fname).R is None
 
 
+def test_save_ignores_what_the_model_can_do_without_and_refuses_its_state(anchor, corpus, tmp_path):
+    fname = str(tmp_path / 'anchor.model')
+    # LdaModel's own ignore= (its defaults): 'state' is a property here, which SaveLoad could not
+    # delete (AttributeError), and not saved anyway.
+    anchor.save(fname, ignore=('state', 'dispatcher'))
+    np.testing.assert_array_equal(AnchorModel.load(fname).get_topics(), anchor.get_topics())
+    # Without id2word the words are shown as their ids, as LdaModel shows them without one.
+    anchor.save(fname, ignore=('id2word', 'timings'))
+    loaded = AnchorModel.load(fname)
+    assert loaded.show_topic(0, topn=3) == [(str(i), p) for i, p in anchor.get_topic_terms(0, topn=3)]
+    assert loaded.timings == {} and loaded[corpus[0]] == anchor[corpus[0]]
+    # The model's state: it loaded broken before ('not trained', an IndexError, a TypeError).
+    for names in ('topics', ('alpha', 'R'), ('p_z', 'refinement')):
+        with pytest.raises(ValueError, match=r"the model's own state, which it cannot load without; "
+                                             r"these may be left out: 'R', "):
+            anchor.save(fname, ignore=names)
+
+
 # ----------------------------------------------------------------------------------------------
 # 11. The gensim LDA tutorial, with AnchorModel swapped in
 # ----------------------------------------------------------------------------------------------
