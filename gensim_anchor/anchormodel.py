@@ -407,8 +407,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
             progress=self.progress, sample_size=self.alpha_sample, client=self._client)
         read_seconds = time.perf_counter() - start
-        if self._cooccurrence is not None and (cooc.num_docs + cooc.num_short == self._cooccurrence.num_docs
-                                               + self._cooccurrence.num_short):
+        seen = self._cooccurrence
+        if seen is not None and cooc.num_docs + cooc.num_short == seen.num_docs + seen.num_short:
             # As LdaModel.update: nothing was read, so nothing changes (no refit).
             logger.warning("update() called with an empty corpus: the model is unchanged")
             return

@@ -488,7 +488,7 @@ class _Accumulator:
         H_tilde = sp.hstack(blocks, format='csc') if blocks else None  # a concatenation
         del blocks
         if mode == 'implicit':  # with no document of two tokens, V x 0 (merged with earlier ones)
-            cooc = Cooccurrence(*common, H_tilde=H_tilde if H_tilde is not None else sp.csc_matrix((V, 0)))
+            cooc = Cooccurrence(*common, H_tilde=sp.csc_matrix((V, 0)) if H_tilde is None else H_tilde)
         elif H_tilde is not None:  # V was only known at the end
             cooc = Cooccurrence(*common, H_tilde=H_tilde).densify()
         else:
