@@ -970,7 +970,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             which it would load broken.
         """
         ignore = set([ignore] if isinstance(ignore, str) else ignore)
-        needed = sorted(name for name in ignore & set(vars(self)) if name not in self.IGNORABLE)
+        attributes = set(vars(self))
+        needed = sorted(name for name in ignore & attributes if name not in self.IGNORABLE)
         if needed:
             raise ValueError("ignore=%r: %s the model's own state, which it cannot load without; "
                              "these may be left out: %s" % (
@@ -982,7 +983,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             ignore |= {'_cooccurrence', '_sample', '_documents'}
         # SaveLoad deletes each ignored name it finds, and a property (state, expElogbeta)
         # cannot be deleted; it is not saved anyway.
-        super().save(fname, *args, ignore=frozenset(ignore & set(vars(self))), **kwargs)
+        super().save(fname, *args, ignore=frozenset(ignore & attributes), **kwargs)
 
     @classmethod
     def load(cls, fname, *args, **kwargs):

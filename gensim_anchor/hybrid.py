@@ -79,11 +79,10 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-from gensim import utils
 
 from . import _compile_cache
 from . import _validation as check
-from ._bow import DocumentStore, parse_chunk
+from ._bow import DocumentStore, read_documents
 from ._compile_cache import bucket
 from ._defaults import (DEFAULT_ETA, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_SAMPLER, DEFAULT_SUBSTEPS,
                         DEFAULT_SWEEPS, REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN,
@@ -132,20 +131,10 @@ class GibbsResult(NamedTuple):
 
 def _flatten(corpus, num_terms, chunksize=10000):
     """Token arrays (document index, word id; int32) and the number of documents of a
-    bag-of-words corpus, parsed and checked a chunk at a time by the co-occurrence pass's parser
-    (:func:`~gensim_anchor._bow.parse_chunk`). Empty is allowed (a Dask partition may be)."""
-    docs, words, counts = [], [], []
-    num_docs = 0
-    for chunk in utils.grouper(corpus, chunksize):
-        lengths, ids, cs = parse_chunk(chunk, num_terms, num_docs)
-        docs.append(np.repeat(np.arange(num_docs, num_docs + len(chunk), dtype=np.int32), lengths))
-        words.append(ids.astype(np.int32))
-        counts.append(cs.astype(np.int64))
-        num_docs += len(chunk)
-    if not counts:
-        return np.zeros(0, np.int32), np.zeros(0, np.int32), num_docs
-    counts = np.concatenate(counts)
-    return np.repeat(np.concatenate(docs), counts), np.repeat(np.concatenate(words), counts), num_docs
+    bag-of-words corpus, read by :func:`~gensim_anchor._bow.read_documents` (the common parser,
+    a chunk at a time). Empty is allowed (a Dask partition may be)."""
+    store = read_documents(corpus, num_terms, chunksize)
+    return (*store.tokens(), store.num_docs)
 
 
 def _tokens(corpus, num_terms, chunksize=10000):

@@ -75,10 +75,10 @@ Cost
 J = ``num_moves``), memory :math:`O(R (N + K))` per document. A resampling copies every
 particle's assignments (R times the padded length), so it is done only on the steps where a
 particle of the batch needs it: copied on every step, they made a long document's cost grow as
-the square of its length (16,000 tokens: 5.5 s before, 1.0 s now; 100,000 tokens: past 300 s in
-an ad-hoc run before, 6.4 s now, the 61 to 64 us per token of a document of 1,000:
-``benchmarks/bench_likelihood.py``, its log). Documents are sorted by
-length and cut into batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
+the square of its length (16,000 tokens: 5.5 s before, 1.0 s now; 100,000 and 1,000,000 tokens
+now 6.4 and 62 s, the 61 to 64 us per token of a document of 1,000:
+``benchmarks/bench_likelihood.py``, its log). Documents are sorted by length and cut into
+batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
 document's tokens, ``vmap``-ed over its documents (and over the values of alpha_0 in
 :func:`.dirichlet.fit_alpha_scale`). Arrays are padded to a power of 4 tokens (at least 16), so
 that few shapes are compiled (on first use). 1,000 KOS documents (138k tokens, K = 50 random
