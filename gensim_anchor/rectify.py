@@ -502,10 +502,13 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, acti
     values, vectors = theta[order], basis @ W[:, order]
     positive = int(np.sum(values > 1e-12 * max(values[0], 1e-300)))
     if positive < K:
+        # A model needs two topics, so below two the only remedy is more data.
+        remedy = ("lower num_topics to at most %d or train on more documents" % positive
+                  if positive >= 2 else "train on more (or more varied) documents")
         raise ValueError(
             "the co-occurrence matrix has only %d positive eigenvalues among its leading %d, so "
-            "%d topics cannot be told apart (a corpus too small or too repetitive); lower "
-            "num_topics to at most %d or train on more documents" % (positive, K, K, positive))
+            "%d topics cannot be told apart (a corpus too small or too repetitive); %s"
+            % (positive, K, K, remedy))
     return Compression(vectors, values, shift, products)
 
 

@@ -259,6 +259,15 @@ def test_rank_deficient_q_gets_a_clear_error():
         compress(cooc, 4)
 
 
+def test_rank_one_q_does_not_suggest_a_single_topic():
+    # One block of words: Q has rank one, and num_topics=1 is no model, so the error asks for data.
+    docs = [[(0, 1), (1, 1)], [(0, 2), (1, 2)], [(0, 1), (1, 1)]] * 20
+    cooc = build_cooccurrence(docs, 2)
+    with pytest.raises(ValueError, match=r"only 1 positive eigenvalues .* train on more") as info:
+        compress(cooc, 2)
+    assert 'lower num_topics' not in str(info.value)
+
+
 def test_enn_iteration_cap_is_reported_with_the_residual(noisy, caplog, monkeypatch):
     monkeypatch.setattr(rectify_module, 'ENN_TOL', 1e-12)
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):
