@@ -23,6 +23,16 @@ def check_int(name, value, *, minimum=None, allow_none=False):
     return int(value)
 
 
+def check_index(name, value, size, what):
+    """An integer index into ``size`` items (negative ones count from the end, as numpy's and
+    LdaModel's do); out of range is an IndexError that names the valid ids, not numpy's."""
+    value = check_int(name, value)
+    if not -size <= value < size:
+        raise IndexError("%s %d is out of range: the model has %d %s (ids 0..%d)"
+                         % (name, value, size, what, size - 1))
+    return value
+
+
 def check_positive_float(name, value, *, allow_none=False, allow_zero=False):
     """A finite float > 0 (>= 0 with ``allow_zero``)."""
     if value is None and allow_none:

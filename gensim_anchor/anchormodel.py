@@ -545,8 +545,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
 
     def get_topic_terms(self, topicid, topn=10):
         """The ``topn`` most probable words of a topic as (word_id, probability) pairs."""
-        topic = self.get_topics()[topicid]
-        best = matutils.argsort(topic, topn, reverse=True)
+        topics = self.get_topics()
+        topic = topics[check.check_index('topicid', topicid, len(topics), 'topics')]
+        best = matutils.argsort(topic, check.check_int('topn', topn, allow_none=True), reverse=True)
         return [(int(i), topic[i]) for i in best]
 
     def show_topic(self, topicid, topn=10):
@@ -759,7 +760,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             if word_id not in token2id:
                 raise KeyError("word %r is not in the vocabulary" % word_id)
             word_id = token2id[word_id]
-        column = self.get_topics()[:, word_id]
+        topics = self.get_topics()
+        column = topics[:, check.check_index('word_id', word_id, topics.shape[1], 'words')]
         return [(k, column[k]) for k in range(self.num_topics) if column[k] >= minimum_probability]
 
     def top_topics(self, corpus=None, texts=None, dictionary=None, window_size=None,

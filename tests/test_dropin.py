@@ -356,6 +356,25 @@ def test_get_term_topics_by_id_and_by_string(anchor, dictionary):
         anchor.get_term_topics('no-such-word-in-lee')
 
 
+def test_topic_and_word_ids_out_of_range_are_named(anchor):
+    V = anchor.get_topics().shape[1]
+    # in range, negative ids count from the end as numpy's (and so LdaModel's) do
+    assert anchor.get_topic_terms(-1, topn=5) == anchor.get_topic_terms(K - 1, topn=5)
+    assert anchor.get_term_topics(-1) == anchor.get_term_topics(V - 1)
+    with pytest.raises(IndexError, match=r"topicid %d is out of range: the model has %d topics "
+                       r"\(ids 0..%d\)" % (K, K, K - 1)):
+        anchor.get_topic_terms(K)
+    with pytest.raises(IndexError, match=r"topicid -%d is out of range" % (K + 1)):
+        anchor.show_topic(-K - 1)
+    with pytest.raises(IndexError, match=r"word_id %d is out of range: the model has %d words" % (V, V)):
+        anchor.get_term_topics(V)
+    with pytest.raises(TypeError, match=r"topicid must be an integer, got 1.0"):
+        anchor.get_topic_terms(1.0)
+    with pytest.raises(TypeError, match=r"topn must be an integer, got 2.5"):
+        anchor.show_topic(0, topn=2.5)
+    assert anchor.show_topic(0, topn=0) == []  # as LdaModel's (matutils.argsort)
+
+
 def test_get_term_topics_with_plain_dict_id2word(anchor, dictionary):
     dictionary[0]  # builds dictionary.id2token
     plain = with_attributes(anchor, id2word=dict(dictionary.id2token))
