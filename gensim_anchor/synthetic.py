@@ -233,8 +233,10 @@ def add_anchor_words(A):
 
     Parameters
     ----------
-    A : numpy.ndarray, shape (V, K)
-        Topics as columns.
+    A : numpy.ndarray, shape (V, K), or a gensim topic model
+        Topics as columns (a K x V array whose rows are the distributions, as
+        :func:`random_topics` returns, is read as its transpose; an array that is neither is
+        refused).
 
     Returns
     -------
@@ -242,7 +244,7 @@ def add_anchor_words(A):
     anchors : numpy.ndarray of int, shape (K,)
         ``V, V + 1, ..., V + K - 1``.
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = check_topics(A, 'A', orientation='VK')
     V, K = A.shape
     top = A.max(axis=0)
     augmented = np.vstack([A, np.diag(top)])
@@ -346,8 +348,8 @@ def infinite_data_cooccurrence(A, second_moment):
 
     Parameters
     ----------
-    A : numpy.ndarray, shape (V, K)
-        Topics as columns.
+    A : numpy.ndarray, shape (V, K), or a gensim topic model
+        Topics as columns (read as :func:`add_anchor_words` reads it).
     second_moment : numpy.ndarray, shape (K, K)
         :math:`E[WW^T]` of the topic proportions (:func:`dirichlet_second_moment`,
         :func:`logistic_normal_second_moment`, or ``SyntheticCorpus.second_moment``).
@@ -359,11 +361,11 @@ def infinite_data_cooccurrence(A, second_moment):
         every word with p(w) > 0 given an unbounded document frequency (so any
         ``anchor_min_df`` admits it).
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = check_topics(A, 'A', orientation='VK')
     R = np.asarray(second_moment, dtype=np.float64)
-    if A.ndim != 2 or R.shape != (A.shape[1], A.shape[1]):
+    if R.shape != (A.shape[1], A.shape[1]):
         raise ValueError("second_moment must have shape (K, K) = %s for A of shape %s"
-                         % ((A.shape[1],) * 2 if A.ndim == 2 else '?', A.shape))
+                         % ((A.shape[1],) * 2, A.shape))
     Q = A @ R @ A.T
     Q = (Q + Q.T) / 2.0
     p_w = Q.sum(axis=1)

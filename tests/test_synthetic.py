@@ -133,6 +133,24 @@ def test_add_anchor_words(topics):
     assert np.all(np.diag(block) >= augmented[:V].max(axis=0) * (1 - 1e-12))
 
 
+def test_topics_in_gensim_orientation_are_read_as_columns(topics):
+    # random_topics (and get_topics) give K x V rows; A is V x K. Read as given, the K x V array
+    # was 5 words in 120 "topics": a corpus of the wrong shape, without an error.
+    augmented, anchors = add_anchor_words(topics)
+    np.testing.assert_array_equal(augmented, add_anchor_words(topics.T)[0])
+    assert augmented.shape == (120 + 5, 5) and anchors.tolist() == list(range(120, 125))
+    moment = dirichlet_second_moment(np.full(5, 0.1))
+    np.testing.assert_array_equal(infinite_data_cooccurrence(topics, moment).to_dense(),
+                                  infinite_data_cooccurrence(topics.T, moment).to_dense())
+    neither = topics.T * 2.0  # columns (and rows) that are not distributions
+    with pytest.raises(ValueError, match=r"A must have columns p\(w \| z\) that sum to 1"):
+        add_anchor_words(neither)
+    with pytest.raises(ValueError, match=r"A must have columns p\(w \| z\) that sum to 1"):
+        infinite_data_cooccurrence(neither, moment)
+    with pytest.raises(ValueError, match=r"second_moment must have shape \(K, K\) = \(5, 5\)"):
+        infinite_data_cooccurrence(topics, np.eye(4))
+
+
 def test_anchor_words_in_generated_documents(topics):
     synth = semi_synthetic_corpus(topics, 3000, 40, add_anchors=True, random_state=4)
     counts = _counts(synth.corpus)
