@@ -33,6 +33,36 @@ def check_index(name, value, size, what):
     return value
 
 
+def check_ids(name, ids, size, what='word ids'):
+    """Integer ids in 0..size-1, as int64: an id out of range would index the wrong row (a
+    negative one) or fail deep in numpy or JAX."""
+    array = np.asarray(ids)
+    if array.size and not np.issubdtype(array.dtype, np.integer) and not (
+            np.issubdtype(array.dtype, np.floating) and np.all(np.isfinite(array))
+            and np.all(array == np.round(array))):
+        raise TypeError("%s must be integer %s, got dtype %s" % (name, what, array.dtype))
+    array = array.astype(np.int64)
+    if array.size and (array.min() < 0 or array.max() >= size):
+        bad = array[(array < 0) | (array >= size)]
+        raise ValueError("%s must be %s in 0..%d, got %d" % (name, what, size - 1, int(bad[0])))
+    return array
+
+
+def check_row_sums(p_w, num_terms, needed=None):
+    """p(w), the row sums of Q, as float64 of shape (V,), finite and >= 0, and > 0 on the ids
+    ``needed`` (they are divided by it)."""
+    p = np.asarray(p_w, dtype=np.float64)
+    if p.shape != (num_terms,):
+        raise ValueError("p_w must have shape (%d,) (the row sums of Q, one per word), got shape %s"
+                         % (num_terms, p.shape))
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("p_w must be finite and >= 0")
+    if needed is not None and len(needed) and not np.all(p[needed] > 0):
+        raise ValueError("word %d has p_w = 0 (it never occurs in a document of two or more tokens), "
+                         "so it has no row of Q-bar" % int(needed[np.argmin(p[needed] > 0)]))
+    return p
+
+
 def check_positive_float(name, value, *, allow_none=False, allow_zero=False):
     """A finite float > 0 (>= 0 with ``allow_zero``)."""
     if value is None and allow_none:

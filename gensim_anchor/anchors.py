@@ -369,8 +369,9 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     O(nnz(H) d) in float32; the V x d Gaussian P is scaled by :math:`1/\\sqrt d` so that
     distances are preserved in expectation (Johnson-Lindenstrauss).
     """
-    rows = np.asarray(rows, dtype=np.int64)
     V = cooc.num_terms
+    rows = check.check_ids('rows', rows, V)
+    p_w = check.check_row_sums(p_w, V, rows)
     extra = np.zeros((0, V)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(-1, V)
     if cooc.mode == 'lowrank' and not len(extra):
         # A rank-K Q: exact K coordinates of the rows of Q-bar (whatever projection_dim), and
@@ -518,13 +519,18 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
 
     """
     Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim != 2 or 0 in Y.shape:
+        raise ValueError("Y must be a 2-D array of points (N rows, d coordinates), got shape %s" % (Y.shape,))
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Y must be finite (row %d is not)" % int(np.argmin(np.isfinite(Y).all(axis=1))))
     N = Y.shape[0]
-    mask = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
-    seeds = np.zeros(0, dtype=np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64).ravel()
+    num_topics = check.check_int('num_topics', num_topics, minimum=1)
+    mask = np.ones(N, dtype=bool) if candidates is None else _candidate_mask(candidates, N)
+    seeds = np.zeros(0, dtype=np.int64) if seeds is None else np.asarray(seeds).ravel()
     num_seeds = len(seeds)
     check.check_seed_count(num_seeds, num_topics)
-    if num_seeds and (seeds.min() < 0 or seeds.max() >= N):
-        raise ValueError("seeds must be rows of Y (0..%d), got %s" % (N - 1, seeds.tolist()))
+    if num_seeds:
+        seeds = check.check_ids('seeds', seeds, N, 'rows of Y')
     check.check_candidate_count(int(mask.sum()), num_topics, num_seeds)
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
@@ -546,6 +552,17 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
             "topics cannot be told apart; lower num_topics or admit more candidates "
             "(anchor_min_df)" % (num_topics, num_topics))
     return AnchorResult(S, dist, S0, int(np.sum(S != S0)))
+
+
+def _candidate_mask(candidates, num_rows):
+    """``candidates`` as a bool mask over the rows of Y. Row ids are refused, not cast: as a
+    mask, [0, 1, 7] would admit rows 1 and 2 of a 3-row Y."""
+    mask = np.asarray(candidates)
+    if mask.shape != (num_rows,) or not (mask.dtype == bool or np.all((mask == 0) | (mask == 1))):
+        raise ValueError("candidates must be a boolean mask over the %d rows of Y (shape (%d,)), got "
+                         "%s of shape %s; for row ids use np.isin(np.arange(%d), ids)"
+                         % (num_rows, num_rows, mask.dtype, mask.shape, num_rows))
+    return mask.astype(bool)
 
 
 def _householder_to_last(q):

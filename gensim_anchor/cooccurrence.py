@@ -63,7 +63,7 @@ with warnings.catch_warnings():
 
 from ._bow import parse_chunk
 from ._defaults import CANDIDATE_SCORE_DIM, DEFAULT_PROJECTION_DIM, DENSE_Q_BUDGET, Q_COSTS, Q_MODES
-from ._validation import check_corpus, check_progress
+from ._validation import check_corpus, check_int, check_progress
 
 logger = logging.getLogger(__name__)
 
@@ -244,6 +244,7 @@ def build_cooccurrence(corpus, num_terms=None, *, mode='implicit', chunksize=200
         raise ValueError("mode must be one of %s, got %r" % (Q_MODES, mode))
     if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
         raise ValueError("chunksize must be a positive integer, got %r" % (chunksize,))
+    check_int('num_terms', num_terms, minimum=1, allow_none=True)
     check_progress(progress)
     check_corpus(corpus)
     start = time.perf_counter()

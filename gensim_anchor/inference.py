@@ -214,6 +214,14 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
         document per call).
     """
     beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
+    if beta.ndim != 2 or 0 in beta.shape:
+        raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s" % (beta.shape,))
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.shape != (beta.shape[0],):
+        raise ValueError("alpha must have shape (%d,) (one value per topic), got shape %s"
+                         % (beta.shape[0], alpha.shape))
+    if not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):  # digamma(0) is -inf: NaN gammas
+        raise ValueError("alpha must be finite and > 0, got %r" % (alpha.tolist(),))
     lengths, flat_ids, flat_counts = parse_chunk(chunk, None, unknown='keep', whole_counts=None)
     parsed = _Parsed(lengths, flat_ids, flat_counts, beta.shape[1])
     K, D = beta.shape[0], len(lengths)

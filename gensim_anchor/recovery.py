@@ -890,11 +890,17 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
         raise ValueError("loss must be one of %s, got %r" % (LOSSES, loss))
     if r_method not in R_METHODS:
         raise ValueError("r_method must be one of %s, got %r" % (R_METHODS, r_method))
-    groups = as_groups(anchors)
+    V = cooc.num_terms
+    groups = [check.check_ids('anchors', g, V) for g in as_groups(anchors)]
     single = np.array([len(g) == 1 for g in groups], dtype=bool)
     anchors = single_word_anchors(groups)
-    if p_w is None:
-        p_w = cooc.row_sums()
+    if len(np.unique(anchors[single])) < single.sum():
+        raise ValueError("anchors must be distinct: word %d anchors two topics, which would be the same "
+                         "topic" % int(next(a for a in anchors[single] if np.sum(anchors[single] == a) > 1)))
+    eps = check.check_positive_float('eps', eps, allow_none=True)
+    max_iter = check.check_int('max_iter', max_iter, minimum=1)
+    p_w = cooc.row_sums() if p_w is None else p_w
+    p_w = check.check_row_sums(p_w, V, np.concatenate(groups) if groups else None)
     if loss == 'original':
         check.check_groups_loss(loss, groups)
         return _recover_original(cooc, anchors)
@@ -909,7 +915,6 @@ def recover(cooc, anchors, loss='L2', *, eps=None, max_iter=DEFAULT_MAX_ITER, p_
         solved = pairwise_solve_l2(XX, XY, eps, max_iter)
     else:
         solved = _recover_kl_blocks(cooc, p_w, Q_S_bar, active, eps, max_iter)
-    V = cooc.num_terms
     C = np.zeros((V, K))
     C[:] = 1.0 / K  # p(w) = 0 words: any point of the simplex; they vanish in A
     C[active] = solved.weights

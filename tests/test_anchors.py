@@ -189,6 +189,48 @@ def test_too_few_candidates_raise():
         find_anchors(Y[:4], 5)
 
 
+def test_bad_points_and_masks_are_refused_by_name():
+    rng = np.random.default_rng(12)
+    Y = rng.standard_normal((N, D))
+    with pytest.raises(ValueError, match=r"Y must be a 2-D array of points .* got shape \(40,\)"):
+        find_anchors(Y[:, 0], 3)
+    bad = Y.copy()
+    bad[7, 2] = np.nan
+    with pytest.raises(ValueError, match=r"Y must be finite \(row 7 is not\)"):
+        find_anchors(bad, 3)
+    with pytest.raises(ValueError, match=r"num_topics must be >= 1, got 0"):
+        find_anchors(Y, 0)
+    # Row ids are not a mask: cast to bool, [0, 5, 9] admitted rows 1 and 2 (then failed to
+    # broadcast, or chose among the wrong rows).
+    with pytest.raises(ValueError, match=r"candidates must be a boolean mask over the 40 rows of Y "
+                                         r"\(shape \(40,\)\), got int64 of shape \(3,\); for row ids"):
+        find_anchors(Y, 3, candidates=np.array([0, 5, 9]))
+    mask = np.zeros(N, int)
+    mask[[0, 5, 9, 11]] = 1  # 0/1 of the right length is a mask
+    assert set(find_anchors(Y, 3, candidates=mask).indices.tolist()) <= {0, 5, 9, 11}
+    with pytest.raises(ValueError, match=r"candidates must be a boolean mask"):
+        find_anchors(Y, 3, candidates=mask * 2)
+    with pytest.raises(ValueError, match=r"seeds must be rows of Y in 0..39, got 40"):
+        find_anchors(Y, 3, seeds=[40])
+    with pytest.raises(TypeError, match=r"seeds must be integer rows of Y, got dtype float64"):
+        find_anchors(Y, 3, seeds=[1.5])
+
+
+def test_project_rows_refuses_rows_it_cannot_project(small_cooc):
+    cooc = small_cooc['implicit']
+    p_w = cooc.row_sums()
+    with pytest.raises(ValueError, match=r"rows must be word ids in 0..299, got 300"):
+        project_rows(cooc, p_w, np.array([0, 300]), 16)
+    with pytest.raises(ValueError, match=r"rows must be word ids in 0..299, got -1"):
+        project_rows(cooc, p_w, np.array([-1]), 16)  # numpy would take the last word
+    with pytest.raises(ValueError, match=r"p_w must have shape \(300,\)"):
+        project_rows(cooc, p_w[:10], np.array([0, 1]), 16)
+    zero = p_w.copy()
+    zero[4] = 0.0  # a row of Q-bar is a row of Q over p(w): 0/0
+    with pytest.raises(ValueError, match=r"word 4 has p_w = 0"):
+        project_rows(cooc, zero, np.array([3, 4]), 16)
+
+
 # ----------------------------------------------------------------------------------------------
 # resolve_min_df
 # ----------------------------------------------------------------------------------------------

@@ -353,6 +353,14 @@ def test_bad_chunksize_raises(bad):
         build_cooccurrence([[(0, 1.0), (1, 1.0)]], num_terms=2, chunksize=bad)
 
 
+def test_bad_num_terms_raises():
+    # num_terms=0 reported "valid ids are 0..-1" for the first word.
+    with pytest.raises(ValueError, match=r"num_terms must be >= 1, got 0"):
+        build_cooccurrence([[(0, 1.0), (1, 1.0)]], num_terms=0)
+    with pytest.raises(TypeError, match=r"num_terms must be an integer, got 2.0"):
+        build_cooccurrence([[(0, 1.0), (1, 1.0)]], num_terms=2.0)
+
+
 def test_bad_mode_raises():
     with pytest.raises(ValueError, match=r"mode must be one of .*'implicit'.*'dense'.*got 'sparse'"):
         build_cooccurrence([[(0, 1.0), (1, 1.0)]], num_terms=2, mode='sparse')

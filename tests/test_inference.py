@@ -107,6 +107,19 @@ def test_zero_topic_probabilities_never_give_nan():
     assert theta[1, 0] > 0.95  # word 1 only occurs in topic 0
 
 
+def test_alpha_that_is_not_a_prior_is_refused(model):
+    topics, alpha, docs = model
+    with pytest.raises(ValueError, match=r"alpha must have shape \(4,\) \(one value per topic\), got "
+                                         r"shape \(3,\)"):
+        infer(topics, alpha[:3], docs[:2])
+    for bad in (np.zeros(4), np.array([0.1, -0.1, 0.1, 0.1]), np.array([0.1, np.inf, 0.1, 0.1])):
+        # alpha = 0 gave NaN gammas (digamma(0) = -inf)
+        with pytest.raises(ValueError, match=r"alpha must be finite and > 0"):
+            infer(topics, bad, docs[:2])
+    with pytest.raises(ValueError, match=r"topics must be a 2-D array"):
+        infer(topics[0], alpha, docs[:2])
+
+
 def test_deterministic_and_independent_of_batch(model):
     topics, alpha, docs = model
     together = infer(topics, alpha, docs).gamma

@@ -763,3 +763,27 @@ def test_recover_kl_semi_synthetic_converges_with_honest_gaps():
     gaps = np.array([duality_gap(kl_gradient(T, b, x), x) for b, x in zip(B, solver.weights[active])])
     np.testing.assert_allclose(solver.gap[active], gaps, rtol=1e-5, atol=1e-13)
     assert np.all(gaps[solver.converged[active]] < eps * (1 + 1e-5))
+
+
+def test_recover_refuses_anchors_and_options_that_give_no_answer():
+    from gensim_anchor import synthetic
+    from gensim_anchor.recovery import recover
+    topics = synthetic.random_topics(60, 3, beta=0.1, random_state=2)
+    sc = synthetic.semi_synthetic_corpus(topics, 300, doc_length=30, add_anchors=True, random_state=2)
+    cooc = build_cooccurrence(list(sc.corpus), num_terms=len(sc.dictionary))
+    anchors, V = sc.anchors, cooc.num_terms
+    assert recover(cooc, anchors).A.shape == (V, 3)  # the same call, well formed
+    with pytest.raises(ValueError, match=r"anchors must be word ids in 0..%d, got %d" % (V - 1, V)):
+        recover(cooc, [anchors[0], anchors[1], V])
+    with pytest.raises(ValueError, match=r"anchors must be word ids in 0..%d, got -1" % (V - 1)):
+        recover(cooc, [anchors[0], -1])  # numpy would anchor a topic on the last word
+    with pytest.raises(ValueError, match=r"anchors must be distinct: word %d anchors two topics"
+                       % anchors[0]):
+        recover(cooc, [anchors[0], anchors[0], anchors[1]])
+    with pytest.raises(ValueError, match=r"p_w must have shape \(%d,\)" % V):
+        recover(cooc, anchors, p_w=np.ones(3))
+    with pytest.raises(ValueError, match=r"eps must be a finite number > 0, got -1"):
+        recover(cooc, anchors, eps=-1)
+    # max_iter=0 returned all-zero topics for every word that is not an anchor.
+    with pytest.raises(ValueError, match=r"max_iter must be >= 1, got 0"):
+        recover(cooc, anchors, max_iter=0)
