@@ -182,6 +182,8 @@ def check_args(args):
         raise CliError("--sweeps goes with --refine gibbs")
     if args.sweeps is not None and args.sweeps < 2:
         raise CliError("--sweeps must be >= 2, got %d" % args.sweeps)
+    if not 0 <= args.seed < 2 ** 32:  # numpy's own message does not name the option
+        raise CliError("--seed must be in 0..2**32 - 1, got %d" % args.seed)
     if args.no_below < 0:
         raise CliError("--no-below must be >= 0, got %d" % args.no_below)
     if not 0 < args.no_above <= 1:
@@ -227,9 +229,12 @@ def load_text(path, no_below, no_above):
         texts = [_tokenize(line) for line in fin]
     dictionary = Dictionary(texts)
     size = len(dictionary)
+    if not size:
+        raise CliError("%s has no words: tokenised as gensim's simple_preprocess does (tokens of 2 "
+                       "to 15 letters) without stop words, none is left on any line" % path)
     dictionary.filter_extremes(no_below=no_below, no_above=no_above, keep_n=None)
     if not len(dictionary):
-        raise CliError("no word of the %d in %s is left after filter_extremes(no_below=%d, "
+        raise CliError("none of the %d words in %s is left after filter_extremes(no_below=%d, "
                        "no_above=%g): lower --no-below or raise --no-above"
                        % (size, path, no_below, no_above))
     corpus = [dictionary.doc2bow(text) for text in texts]

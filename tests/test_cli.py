@@ -202,6 +202,9 @@ def test_quiet(bow_files, capsys):
      "not allowed with argument"),
     (['--loss', 'L1'], "invalid choice: 'L1'"),
     (['--topn', '0'], "--topn must be >= 1"),
+    (['--seed', '-1'], "--seed must be in 0..2**32 - 1, got -1"),  # was numpy's 'Seed must be...'
+    (['--text', '{tmp}/letters.txt'], "{tmp}/letters.txt has no words: tokenised as gensim's"),
+    (['--text', '{tmp}/rare.txt'], "none of the 2 words in {tmp}/rare.txt is left after filter_extremes"),
     (['-o', '{tmp}/no/such/dir/m'], "no such directory"),
     (['--mm', '{bow}/corpus.mm', '--dict', '{bow}/corpus.mm'],
      "cannot read dictionary {bow}/corpus.mm: neither a saved Dictionary"),
@@ -214,6 +217,8 @@ def test_quiet(bow_files, capsys):
 ])
 def test_errors(bow_files, tmp_path, capsys, argv, message):
     fill = dict(tmp=tmp_path, bow=bow_files)
+    (tmp_path / 'letters.txt').write_text("a b c\n\nd e f\n")  # one-letter tokens only
+    (tmp_path / 'rare.txt').write_text("alpha beta\n")  # 2 words, in fewer than 5 documents
     argv = [arg.format(**fill) for arg in argv] + ([] if '-o' in argv else ['--no-save'])
     check_error(capsys, argv, message.format(**fill))
 
