@@ -87,7 +87,7 @@ def parse_chunk(chunk, num_terms=None, doc_offset=0, *, unknown='raise', whole_c
             bad |= ids >= num_terms
         if bad.any():
             doc, pair = _where(bad)
-            raise ValueError(
+            raise UnknownWordError(
                 "document #%d has word id %s outside the dictionary (valid ids are 0..%s); "
                 "was the corpus made with a different Dictionary?"
                 % (doc, _num(pair[0]), num_terms - 1 if num_terms is not None else 'inf'))
@@ -132,6 +132,11 @@ def _num(value):
     """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
     value = float(value)
     return str(int(value)) if np.isfinite(value) and value == int(value) else repr(value)
+
+
+class UnknownWordError(ValueError):
+    """A word id outside the dictionary: a ValueError of its own, so that a caller who knows
+    why (a Dictionary grown since training) can say so."""
 
 
 class DocumentStore:

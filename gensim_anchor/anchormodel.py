@@ -69,7 +69,7 @@ from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL, DEFAULT_
                         DEFAULT_SAMPLER, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, DEFAULT_VB_PASSES,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
                         REFINE_METHODS, RECTIFY_TOL)
-from ._bow import DocumentStore, read_documents
+from ._bow import DocumentStore, UnknownWordError, read_documents
 from ._sampling import Reservoir
 from .distributed import DaskDocuments, is_dask_corpus
 
@@ -402,10 +402,20 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                "after loading")
         if keep and is_dask_corpus(corpus, self._client):
             _check_dask_refinement(self.refine_method, self.refine_options)
-        cooc, sample, documents = pipeline.read(
-            corpus, options, num_terms=self.num_terms, old=self._cooccurrence, sample=self._sample,
-            documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
-            progress=self.progress, sample_size=self.alpha_sample, client=self._client)
+        try:
+            cooc, sample, documents = pipeline.read(
+                corpus, options, num_terms=self.num_terms, old=self._cooccurrence, sample=self._sample,
+                documents=self._documents, keep_documents=keep, q_mode=self.q_mode, chunksize=chunksize,
+                progress=self.progress, sample_size=self.alpha_sample, client=self._client)
+        except UnknownWordError as error:
+            if not (self.num_terms and self.id2word is not None and len(self.id2word) > self.num_terms):
+                raise
+            raise UnknownWordError(
+                "%s -- id2word now has %d words, but this model was trained on %d: its vocabulary is "
+                "fixed at training, as LdaModel's, so words added to the Dictionary since (e.g. by "
+                "add_documents) cannot enter an update; train a new model on the grown Dictionary, or "
+                "make the new documents with a copy of the training one (doc2bow drops unknown words)"
+                % (error, len(self.id2word), self.num_terms)) from None
         read_seconds = time.perf_counter() - start
         seen = self._cooccurrence
         if seen is not None and cooc.num_docs + cooc.num_short == seen.num_docs + seen.num_short:

@@ -179,6 +179,26 @@ def test_update_with_only_short_or_no_documents(small_vocabulary, q_mode, caplog
         fit(short, 40, q_mode=q_mode)
 
 
+def test_update_after_the_dictionary_grew_says_the_vocabulary_is_fixed(small_vocabulary):
+    from gensim.corpora import Dictionary
+    texts = [['w%d' % i for i, n in doc for _ in range(int(n))] for doc in small_vocabulary]
+    dictionary = Dictionary(texts[:300])
+    model = AnchorModel([dictionary.doc2bow(t) for t in texts[:300]], num_topics=4,
+                        id2word=dictionary, random_state=0)
+    trained = len(dictionary)
+    new = [text + ['neologism'] for text in texts[300:]]
+    dictionary.add_documents(new)  # the model's own id2word grows
+    with pytest.raises(ValueError, match=r"outside the dictionary .* id2word now has %d words, but this "
+                       r"model was trained on %d: its vocabulary is fixed" % (trained + 1, trained)):
+        model.update([dictionary.doc2bow(t) for t in new])
+    # Without growth, an unknown id is the plain error (a corpus of another Dictionary).
+    other = AnchorModel([dictionary.doc2bow(t) for t in texts[:300]], num_topics=4,
+                        id2word=dict(dictionary.items()), random_state=0)
+    assert other.num_terms == trained + 1
+    with pytest.raises(ValueError, match=r"was the corpus made with a different Dictionary\?$"):
+        other.update([[(trained + 1, 1), (0, 1)]])
+
+
 # ----------------------------------------------------------------------------------------------
 # Progress bar and throughput logging
 # ----------------------------------------------------------------------------------------------
