@@ -68,7 +68,7 @@ from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL, DEFAULT_
                         DEFAULT_MAX_ITER, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_PROJECTION_DIM,
                         DEFAULT_SAMPLER, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, DEFAULT_VB_PASSES,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
-                        REFINE_METHODS, RECTIFY_TOL)
+                        REFINE_METHODS, REFINE_OPTIONS, RECTIFY_TOL)
 from ._bow import DocumentStore, UnknownWordError, read_documents
 from ._sampling import Reservoir
 from .distributed import DaskDocuments, is_dask_corpus
@@ -104,6 +104,10 @@ class _DocumentTopicsCorpus(interfaces.TransformedCorpus):
 
 #: Saved models pickle their document sample as ``gensim_anchor.anchormodel._Reservoir``.
 _Reservoir = Reservoir
+
+
+#: Every refinement option's default, whichever method takes it.
+_REFINE_DEFAULTS = {name: value for options in REFINE_OPTIONS.values() for name, value in options.items()}
 
 
 def _is_default(value, default):
@@ -377,6 +381,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         gives the same model as training on all of it at once, whatever the parts hold: a batch
         of documents shorter than two tokens adds none of Q's pairs (only their counts), and an
         empty batch logs a warning and leaves the model unchanged, as ``LdaModel.update`` does.
+        A model trained with ``refine=`` is refined again on every document seen; one refined
+        by a call to :meth:`refine` returns to the anchor solution, with a warning (it kept no
+        documents to refine on).
 
         Parameters
         ----------
@@ -423,6 +430,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             logger.warning("update() called with an empty corpus: the model is unchanged")
             return
         self._check_id2word_covers(cooc)
+        if self.refinement is not None and not keep:
+            # Only refine= keeps the documents a refinement of the whole corpus needs.
+            logger.warning("update() refits the anchor solution on all the documents, replacing the "
+                           "topics of the earlier refine(%r); call refine() again with the whole corpus, "
+                           "or train with refine=%r to refine after every update",
+                           self.refinement['method'], self.refinement['method'])
         result = pipeline.fit(cooc, options, id2word=self.id2word, documents=sample.docs)
         self._store(result, cooc, sample)
         self._documents = documents
@@ -856,7 +869,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         optimize_alpha, sampler, substeps, tol : see
             :func:`~gensim_anchor.hybrid.gibbs_refine` (``sampler`` ``'collapsed'``, AD-LDA's
             parallel collapsed sweeps, or ``'blocked'``, exact and slower to mix). For ``'vb'``,
-            ``optimize_alpha`` turns on LdaModel's alpha updates and the others are unused.
+            ``optimize_alpha`` turns on LdaModel's alpha updates; an option of the other method
+            given a value of its own is refused (it would not be used).
         passes : int
             Passes of ``'vb'``.
         random_state : {int, numpy.random.RandomState}, optional
@@ -898,9 +912,16 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                 raise ValueError("refine() needs the training corpus: this model kept no documents "
                                  "(only a model trained with refine=... keeps them)")
             corpus = self._documents
-        options = dict(num_sweeps=num_sweeps, burn_in=burn_in, eta=eta, optimize_alpha=optimize_alpha,
-                       sampler=sampler, substeps=substeps, tol=tol) if method == 'gibbs' else \
-            dict(passes=passes, optimize_alpha=optimize_alpha)
+        given = dict(num_sweeps=num_sweeps, burn_in=burn_in, eta=eta, optimize_alpha=optimize_alpha,
+                     sampler=sampler, substeps=substeps, tol=tol, passes=passes)
+        unused = sorted(name for name, value in given.items() if name not in REFINE_OPTIONS[method]
+                        and not _is_default(value, _REFINE_DEFAULTS[name]))
+        if unused:
+            raise ValueError("%s %s of refine(method=%r), which takes %s"
+                             % (", ".join("%s=%r" % (name, given[name]) for name in unused),
+                                "is not an option" if len(unused) == 1 else "are not options", method,
+                                ", ".join(sorted(REFINE_OPTIONS[method]))))
+        options = {name: given[name] for name in REFINE_OPTIONS[method]}
         self._refine(corpus, method, check.check_refine_options(method, options), random_state, client)
         return self
 

@@ -62,6 +62,20 @@ def test_update_of_a_refined_model_equals_training_on_everything(data):
     assert part.num_docs == whole.num_docs and part.refinement['method'] == 'gibbs'
 
 
+def test_update_after_a_manual_refine_says_the_refinement_is_replaced(data, caplog):
+    _, corpus = data
+    model = AnchorModel(corpus[:700], **FIT).refine(corpus[:700], num_sweeps=6, burn_in=3)
+    with caplog.at_level(logging.WARNING, logger='gensim_anchor'):
+        model.update(corpus[700:])
+    assert "replacing the topics of the earlier refine('gibbs')" in caplog.text
+    assert model.refinement is None  # the anchor solution of all the documents, as it says
+    np.testing.assert_allclose(model.get_topics(), AnchorModel(corpus, **FIT).get_topics(), atol=1e-6)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger='gensim_anchor'):
+        model.update(corpus[:10])  # nothing refined to replace: no warning
+    assert "replacing" not in caplog.text
+
+
 def test_vb_in_one_call_takes_a_stream(data):
     _, corpus = data
     stream = Once(corpus)
@@ -107,6 +121,22 @@ def test_refine_checks_its_corpus_and_leaves_the_model_as_it_was(data, method, c
     assert model.refinement is None
     np.testing.assert_array_equal(model.get_topics(), topics)
     np.testing.assert_array_equal(model.alpha, alpha)
+
+
+@pytest.mark.parametrize('method, kwargs, message', [
+    ('vb', dict(num_sweeps=50), r"^num_sweeps=50 is not an option of refine\(method='vb'\), which "
+                                r"takes optimize_alpha, passes$"),
+    ('gibbs', dict(passes=3), r"^passes=3 is not an option of refine\(method='gibbs'\), which takes "
+                              r"burn_in, eta, num_sweeps, optimize_alpha, sampler, substeps, tol$"),
+    ('vb', dict(eta=0.1, sampler='blocked'), r"^eta=0.1, sampler='blocked' are not options of "
+                                             r"refine\(method='vb'\)"),
+])
+def test_an_option_of_the_other_method_is_refused_not_dropped(data, method, kwargs, message):
+    # refine(corpus, 'vb', num_sweeps=50) ran two VB passes and said nothing.
+    model = AnchorModel(data[1], **FIT)
+    with pytest.raises(ValueError, match=message):
+        model.refine(data[1], method, **kwargs)
+    assert model.refinement is None
 
 
 def test_refine_without_a_corpus_uses_the_kept_documents(data):
