@@ -77,9 +77,15 @@ def alpha_documents(docs, seed, max_docs=ALPHA_DOCS, max_tokens=ALPHA_TOKENS):
         chosen = [d for d, n in zip(docs, lengths) if n >= 2]
     out = []
     for doc in chosen[:max_docs]:
-        tokens = np.repeat([int(w) for w, _ in doc], [int(c) for _, c in doc])
-        if len(tokens) > max_tokens:
-            tokens = rng.choice(tokens, max_tokens, replace=False)
+        words = np.array([int(w) for w, _ in doc], dtype=np.int64)
+        ends = np.cumsum([int(c) for _, c in doc], dtype=np.int64)  # each word's last position + 1
+        total = int(ends[-1]) if len(ends) else 0
+        if total > max_tokens:
+            # The positions rng.choice(tokens, ...) would draw, mapped to their words without
+            # listing the tokens: a document's counts may run into the billions.
+            tokens = words[np.searchsorted(ends, rng.choice(total, max_tokens, replace=False), side='right')]
+        else:
+            tokens = np.repeat(words, np.diff(ends, prepend=0))
         ids, counts = np.unique(tokens, return_counts=True)
         out.append(list(zip(ids.tolist(), counts.tolist())))
     return out

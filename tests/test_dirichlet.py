@@ -140,3 +140,31 @@ def test_the_documents_scored_for_alpha(long_share):
         # a subsample of the document's tokens: no word more often than in the document
         assert all(w in words and c <= words[w] for w, c in got)
     assert out == alpha_documents(docs, 0)   # seeded
+
+
+def test_a_document_of_billions_of_tokens_is_subsampled_without_listing_them():
+    """The subsample of a long document is the one rng.choice draws from its token list (as
+    the reference below lists them), found without the list: a count of 4e10 once asked for
+    298 GiB. Each token is equally likely to be kept: the words' shares match their counts."""
+    from gensim_anchor._defaults import ALPHA_TOKENS
+    from gensim_anchor._sampling import alpha_documents
+    rng = np.random.default_rng(5)
+    docs = [[(int(w), int(c)) for w, c in zip(rng.choice(V, 6, replace=False), rng.integers(0, 90, 6))]
+            for _ in range(30)]
+    for doc in docs:
+        tokens = np.repeat([w for w, _ in doc], [c for _, c in doc])
+        draw = np.random.default_rng(0)
+        if len(tokens) > ALPHA_TOKENS:
+            tokens = draw.choice(tokens, ALPHA_TOKENS, replace=False)
+        ids, counts = np.unique(tokens, return_counts=True)
+        assert alpha_documents([doc], 0) == [list(zip(ids.tolist(), counts.tolist()))]
+    huge = [(0, 10 ** 10), (1, 0), (2, 3 * 10 ** 10), (3, 1)]
+    kept = np.zeros(4)
+    for seed in range(200):
+        (got,) = alpha_documents([huge], seed)
+        assert sum(c for _, c in got) == ALPHA_TOKENS
+        for w, c in got:
+            kept[w] += c
+    share = kept / kept.sum()
+    assert kept[1] == 0  # a zero count is never drawn
+    assert share[0] == pytest.approx(0.25, abs=0.02) and share[2] == pytest.approx(0.75, abs=0.02)
