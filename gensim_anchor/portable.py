@@ -517,14 +517,18 @@ def _decode_cooccurrence(loader, spec, arrays, num_terms):
     for key, kind in (('doc_freq', 'i'), ('term_counts', 'f'), ('h_hat', 'f')):
         vectors[key] = loader.array(arrays, 'cooc_' + key)
         _check_shape(loader, 'cooc_' + key, vectors[key], (V,), kind)
+        if np.any(vectors[key] < 0):  # counts and sums of counts
+            loader.fail("%r holds negative values" % ('arrays.cooc_' + key))
     vectors['doc_freq'] = vectors['doc_freq'].astype(np.int64, copy=False)
     if mode == 'dense':
         Q_sum = loader.array(arrays, 'cooc_Q_sum')
         _check_shape(loader, 'cooc_Q_sum', Q_sum, (V, V), 'f')
-        return Cooccurrence(Q_sum=Q_sum, **ints, **vectors)
+        return _check_row_sums(loader, Cooccurrence(Q_sum=Q_sum, **ints, **vectors))
     data, indices, indptr = (loader.array(arrays, 'cooc_H_' + k) for k in ('data', 'indices', 'indptr'))
     _check_shape(loader, 'cooc_H_indptr', indptr, (M + 1,), 'i')
     _check_shape(loader, 'cooc_H_data', data, data.shape, 'f')
+    if np.any(data < 0):
+        loader.fail("'arrays.cooc_H_data' holds negative values (H~ holds scaled word counts)")
     if data.ndim != 1 or indices.shape != data.shape or indices.dtype.kind != 'i':
         loader.fail("'arrays.cooc_H_data' and 'arrays.cooc_H_indices' must be 1-d integer / float "
                     "arrays of the same length, got %s %s and %s %s"
@@ -534,7 +538,22 @@ def _decode_cooccurrence(loader, spec, arrays, num_terms):
         H.check_format(full_check=True)
     except ValueError as err:
         loader.fail("the arrays cooc_H_* are not a valid %d x %d sparse matrix (%s)" % (V, M, err))
-    return Cooccurrence(H_tilde=H, **ints, **vectors)
+    return _check_row_sums(loader, Cooccurrence(H_tilde=H, **ints, **vectors))
+
+
+def _check_row_sums(loader, cooc):
+    """Q's row sums, p(w) up to scale, are finite and >= 0 for statistics of any corpus (each is
+    a sum over documents of c_dw / n_d); arrays that are each well formed but do not belong
+    together (a scaled h_hat, say) fail here instead of at the next fit, as a wrong answer or a
+    misleading error."""
+    with np.errstate(over='ignore', invalid='ignore'):
+        p = np.asarray(cooc.row_sums(normalise=False), dtype=np.float64)
+    scale = np.max(np.abs(p)) if p.size and np.all(np.isfinite(p)) else np.inf
+    if not np.isfinite(scale) or np.any(p < -1e-6 * scale):
+        loader.fail("the co-occurrence arrays are inconsistent: the row sums of Q they give are not "
+                    "all finite and >= 0 (word %d), as the statistics of any corpus are"
+                    % int(np.argmax(~np.isfinite(p) | (p < -1e-6 * scale))))
+    return cooc
 
 
 def _decode_sample(loader, spec, arrays, num_terms):

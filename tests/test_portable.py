@@ -361,6 +361,22 @@ def test_other_bad_values(saved, name, value, match):
     expect(saved, match)
 
 
+@pytest.mark.parametrize('name, change, match', [
+    ('cooc_h_hat', lambda a: a * 1e300, r"the co-occurrence arrays are inconsistent: the row sums of Q "
+                                        r"they give are not all finite and >= 0"),
+    ('cooc_H_data', lambda a: a * 1e300, r"the co-occurrence arrays are inconsistent"),
+    ('cooc_H_data', lambda a: -a, r"'arrays\.cooc_H_data' holds negative values"),
+    ('cooc_term_counts', lambda a: a - a.max() - 1, r"'arrays\.cooc_term_counts' holds negative values"),
+    ('cooc_doc_freq', lambda a: a - a.max() - 1, r"'arrays\.cooc_doc_freq' holds negative values"),
+])
+def test_statistics_that_no_corpus_gives_are_refused_at_load(saved, name, change, match):
+    # Each array alone is well formed; a scaled h_hat loaded, then the next update() failed with
+    # "only 0 words occur in at least anchor_min_df=... documents" (and a scaled H~ with
+    # "p_w must be finite").
+    replace_array(saved, name, change(np.load(saved / (name + '.npy'))))
+    expect(saved, match)
+
+
 def test_newer_format_version(saved):
     edit_json(saved, lambda d: d.__setitem__('format_version', PORTABLE_VERSION + 1))
     expect(saved, r"written in portable format version %d, which this version of gensim_anchor "
