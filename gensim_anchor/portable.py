@@ -520,6 +520,19 @@ def _decode_cooccurrence(loader, spec, arrays, num_terms):
         if np.any(vectors[key] < 0):  # counts and sums of counts
             loader.fail("%r holds negative values" % ('arrays.cooc_' + key))
     vectors['doc_freq'] = vectors['doc_freq'].astype(np.int64, copy=False)
+    # The counts describe one corpus: no word in more documents than were read, a word in some
+    # document exactly when it has a count, and the counts add up to the tokens read.
+    read = M + ints['num_short']
+    if np.any(vectors['doc_freq'] > read):
+        loader.fail("'arrays.cooc_doc_freq' has word %d in %d documents, more than the %d read"
+                    % (int(np.argmax(vectors['doc_freq'])), int(vectors['doc_freq'].max()), read))
+    if np.any((vectors['doc_freq'] > 0) != (vectors['term_counts'] > 0)):
+        loader.fail("'arrays.cooc_doc_freq' and 'arrays.cooc_term_counts' disagree on which words "
+                    "occur (word %d)" % int(np.argmax((vectors['doc_freq'] > 0) != (vectors['term_counts'] > 0))))
+    total = float(np.sum(vectors['term_counts']))
+    if abs(total - ints['num_tokens']) > 1e-9 * max(total, 1.0):
+        loader.fail("'arrays.cooc_term_counts' adds up to %.17g tokens, but 'cooccurrence.num_tokens' "
+                    "is %d" % (total, ints['num_tokens']))
     if mode == 'dense':
         Q_sum = loader.array(arrays, 'cooc_Q_sum')
         _check_shape(loader, 'cooc_Q_sum', Q_sum, (V, V), 'f')
@@ -787,6 +800,9 @@ def load_portable(path, mmap=None, cls=None):
     _check_shape(loader, 'R', R, (K, K), 'f')
     p_z = loader.array(arrays, 'p_z')
     _check_shape(loader, 'p_z', p_z, (K,), 'f')
+    if np.any(p_z < 0) or abs(float(np.sum(p_z)) - 1.0) > 1e-6:  # show_topics and refine() weigh by it
+        loader.fail("'arrays.p_z' must be a distribution over the topics (>= 0, summing to 1), got %s"
+                    % _short(p_z.tolist()))
     anchors = loader.array(arrays, 'anchors')
     _check_shape(loader, 'anchors', anchors, (K,), 'i')
     if np.any((anchors < -1) | (anchors >= V)):

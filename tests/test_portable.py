@@ -368,11 +368,19 @@ def test_other_bad_values(saved, name, value, match):
     ('cooc_H_data', lambda a: -a, r"'arrays\.cooc_H_data' holds negative values"),
     ('cooc_term_counts', lambda a: a - a.max() - 1, r"'arrays\.cooc_term_counts' holds negative values"),
     ('cooc_doc_freq', lambda a: a - a.max() - 1, r"'arrays\.cooc_doc_freq' holds negative values"),
+    ('cooc_doc_freq', lambda a: a + 10 ** 6, r"'arrays\.cooc_doc_freq' has word \d+ in 10000\d\d documents, "
+                                             r"more than the \d+ read"),
+    ('cooc_doc_freq', np.zeros_like, r"'arrays\.cooc_doc_freq' and 'arrays\.cooc_term_counts' disagree"),
+    ('cooc_term_counts', lambda a: a * 2, r"'arrays\.cooc_term_counts' adds up to \d+ tokens, but "
+                                          r"'cooccurrence\.num_tokens' is \d+"),
+    ('p_z', lambda a: -a, r"'arrays\.p_z' must be a distribution over the topics"),
+    ('p_z', lambda a: a * 3, r"'arrays\.p_z' must be a distribution over the topics"),
 ])
 def test_statistics_that_no_corpus_gives_are_refused_at_load(saved, name, change, match):
     # Each array alone is well formed; a scaled h_hat loaded, then the next update() failed with
     # "only 0 words occur in at least anchor_min_df=... documents" (and a scaled H~ with
-    # "p_w must be finite").
+    # "p_w must be finite"); doc_freq, term_counts and p_z that no corpus gives loaded as they were
+    # (the candidates, show_topics' order and refine()'s start are read from them).
     replace_array(saved, name, change(np.load(saved / (name + '.npy'))))
     expect(saved, match)
 
