@@ -63,6 +63,25 @@ def check_row_sums(p_w, num_terms, needed=None):
     return p
 
 
+def check_p_z(p_z, num_topics):
+    """p(z), the topic proportions of the anchor fit: a distribution over the K topics
+    (returned renormalised to sum 1 exactly)."""
+    p = np.asarray(p_z, dtype=np.float64)
+    if p.shape != (num_topics,):
+        raise ValueError("p_z must have shape (%d,) (one probability per topic), got shape %s"
+                         % (num_topics, p.shape))
+    if not np.all(np.isfinite(p)):
+        raise ValueError("p_z must be finite, got %r" % (p.tolist(),))
+    if np.any(p < 0):
+        k = int(np.argmax(p < 0))
+        raise ValueError("p_z must be >= 0 (a distribution over topics); p_z[%d] = %.6g"
+                         % (k, p[k]))
+    if abs(p.sum() - 1.0) > 1e-5:
+        raise ValueError("p_z must sum to 1 (a distribution over topics), it sums to %.6g"
+                         % p.sum())
+    return p / p.sum()
+
+
 def check_positive_float(name, value, *, allow_none=False, allow_zero=False):
     """A finite float > 0 (>= 0 with ``allow_zero``)."""
     if value is None and allow_none:

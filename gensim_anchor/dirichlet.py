@@ -62,7 +62,7 @@ import numpy as np
 from . import likelihood as _lik
 from ._defaults import ALPHA_FIT_MOVES, ALPHA_FIT_SAMPLES
 from ._sampling import seed_of
-from ._validation import check_int
+from ._validation import check_int, check_p_z
 
 #: Default particles per document for the fit: the grid compares estimates made with common
 #: random numbers, so fewer are needed than for reporting a likelihood.
@@ -157,23 +157,6 @@ def bracket_search(evaluate, num_points):
     return out
 
 
-def _check_p_z(p_z, num_topics):
-    p = np.asarray(p_z, dtype=np.float64)
-    if p.shape != (num_topics,):
-        raise ValueError("p_z must have shape (%d,) (one probability per topic), got shape %s"
-                         % (num_topics, p.shape))
-    if not np.all(np.isfinite(p)):
-        raise ValueError("p_z must be finite, got %r" % (p.tolist(),))
-    if np.any(p < 0):
-        k = int(np.argmax(p < 0))
-        raise ValueError("p_z must be >= 0 (a distribution over topics); p_z[%d] = %.6g"
-                         % (k, p[k]))
-    if abs(p.sum() - 1.0) > 1e-5:
-        raise ValueError("p_z must sum to 1 (a distribution over topics), it sums to %.6g"
-                         % p.sum())
-    return p / p.sum()
-
-
 def _check_grid(grid, num_topics):
     if grid is None:
         return default_grid(num_topics)
@@ -221,7 +204,7 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
     """
     beta = _lik.prepare_topics(topics)
     K = beta.shape[0]
-    shape = _check_p_z(p_z, K)
+    shape = check_p_z(p_z, K)
     g = _check_grid(grid, K)
     R = check_int('num_samples', num_samples, minimum=1)
     J = check_int('num_moves', num_moves, minimum=0)

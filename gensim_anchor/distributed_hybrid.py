@@ -582,8 +582,8 @@ def gibbs_refine_dask(topics, alpha, corpus, *, client=None, p_z=None, num_sweep
     """
     import jax
     _compile_cache.enable()
-    topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps = _check_arguments(
-        topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps)
+    topics, alpha, weights, num_sweeps, burn_in, tol, eta, sampler, substeps = _check_arguments(
+        topics, alpha, p_z, num_sweeps, burn_in, tol, eta, sampler, substeps)
     if sampler != 'collapsed':
         raise ValueError("sampler=%r has no Dask form: on a cluster the refinement runs the "
                          "collapsed sampler (AD-LDA); use sampler='collapsed'" % sampler)
@@ -595,7 +595,6 @@ def gibbs_refine_dask(topics, alpha, corpus, *, client=None, p_z=None, num_sweep
                          % client.scheduler.address)
     sources = _partition_sources(corpus)
     K, V = topics.shape
-    weights = alpha / alpha.sum() if p_z is None else np.asarray(p_z, dtype=np.float64)
     seed = seed_of(random_state)
     start = time.perf_counter()
     key = jax.random.PRNGKey(seed)

@@ -517,12 +517,12 @@ def _start_chain(key, start_t, doc, word, num_docs, *, substeps, optimize_alpha,
     return doc, word, z, n_dk, n_kw, offsets, sweep
 
 
-def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps):
+def _check_arguments(topics, alpha, p_z, num_sweeps, burn_in, tol, eta, sampler, substeps):
     """The sampler's arguments, checked and normalised (one place for the one-machine and the
-    Dask refinement, :mod:`gensim_anchor.distributed_hybrid`)."""
-    topics = np.asarray(topics, dtype=np.float64)
-    if topics.ndim != 2 or not np.all(np.isfinite(topics)) or np.any(topics < 0):
-        raise ValueError("topics must be a finite, non-negative (num_topics, num_terms) array")
+    Dask refinement, :mod:`gensim_anchor.distributed_hybrid`); p_z is returned as the weights of
+    the first topics (alpha's shape without it)."""
+    # Rows that are not distributions would weigh the first topics wrongly, without an error.
+    topics = check.check_topics(topics, 'topics')
     K = topics.shape[0]
     alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
     if alpha.shape != (K,) or not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):
@@ -537,7 +537,12 @@ def _check_arguments(topics, alpha, num_sweeps, burn_in, tol, eta, sampler, subs
     eta = 1.0 / K if eta is None else check.check_positive_float('eta', eta)
     sampler = check.check_option('sampler', sampler, SAMPLERS)
     substeps = check.check_int('substeps', substeps, minimum=1)
-    return topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps
+    if p_z is None:
+        weights = alpha / alpha.sum()
+    else:  # checked, but used as given: renormalising would move the chains by a rounding
+        check.check_p_z(p_z, K)
+        weights = np.asarray(p_z, dtype=np.float64)
+    return topics, alpha, weights, num_sweeps, burn_in, tol, eta, sampler, substeps
 
 
 def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, burn_in=None,
@@ -547,15 +552,17 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
 
     Parameters
     ----------
-    topics : array_like, shape (K, V)
-        Starting p(w | z) (rows sum to 1), e.g. ``AnchorModel.get_topics()``.
+    topics : array_like, shape (K, V), or a gensim topic model
+        Starting p(w | z) (rows sum to 1), e.g. ``AnchorModel.get_topics()``; the paper's A
+        (V x K, columns summing to 1) is read as its transpose.
     alpha : array_like, shape (K,)
         Starting Dirichlet prior on document topics.
     corpus : iterable of list of (int, int), or :class:`~gensim_anchor._bow.DocumentStore`
         The training documents (read once; tokens are held in memory: 12 bytes each, with
         their topics).
     p_z : array_like, shape (K,), optional
-        Topic weights for the first assignments (default: ``alpha`` normalised).
+        Topic weights for the first assignments, a distribution (default: ``alpha``
+        normalised).
     num_sweeps : int
         The cap on sweeps.
     burn_in : int, optional
@@ -609,10 +616,9 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     import jax.numpy as jnp
     _compile_cache.enable()  # the sweeps compile for seconds: kept for the next process
 
-    topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps = _check_arguments(
-        topics, alpha, num_sweeps, burn_in, tol, eta, sampler, substeps)
+    topics, alpha, weights, num_sweeps, burn_in, tol, eta, sampler, substeps = _check_arguments(
+        topics, alpha, p_z, num_sweeps, burn_in, tol, eta, sampler, substeps)
     K, V = topics.shape
-    weights = alpha / alpha.sum() if p_z is None else np.asarray(p_z, dtype=np.float64)
     doc, word, num_docs = _tokens(corpus, V)
     num_tokens = len(doc)
     start = time.perf_counter()

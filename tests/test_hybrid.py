@@ -98,11 +98,24 @@ def _saved(model, path):
     ({}, [[(0, 1.5)]], 'document #0 has non-integer count 1.5 for word id 0'),
     ({}, [[(0, 1)], [(99, 1)]], 'document #1 has word id 99 outside'),
     ({}, [[], [(0, 0)]], 'no tokens to sample'),
+    # These two ran: p_z and rows that are not distributions weighed the first topics wrongly.
+    (dict(p_z=[1.0, 1.0]), [[(0, 2)]], r'p_z must sum to 1 \(a distribution over topics\), it sums to 2'),
+    (dict(topics=np.full((2, 3), 2.0 / 3)), [[(0, 2)]], r'topics must have rows p\(w \| z\) that sum to 1'),
+    (dict(p_z=[1.0]), [[(0, 2)]], r'p_z must have shape \(2,\)'),  # was numpy's broadcast error
 ])
 def test_gibbs_refine_rejects_bad_input(kwargs, corpus, match):
-    topics = np.full((2, 3), 1.0 / 3)
+    kwargs = dict(dict(topics=np.full((2, 3), 1.0 / 3)), **kwargs)
     with pytest.raises(ValueError, match=match):
-        gibbs_refine(topics, [0.5, 0.5], corpus, **kwargs)
+        gibbs_refine(alpha=[0.5, 0.5], corpus=corpus, **kwargs)
+
+
+def test_gibbs_refine_reads_the_papers_orientation_as_get_topics():
+    # A (V x K) whose columns are the distributions, as everywhere else in the package.
+    topics = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    corpus = [[(0, 3), (1, 1)], [(2, 4)], [(0, 1), (2, 2)]]
+    kwargs = dict(num_sweeps=4, burn_in=2, random_state=0)
+    np.testing.assert_array_equal(gibbs_refine(topics.T, [0.5, 0.5], corpus, **kwargs).topics,
+                                  gibbs_refine(topics, [0.5, 0.5], corpus, **kwargs).topics)
 
 
 def test_refine_rejects_an_unknown_method(semi_synthetic):
