@@ -109,20 +109,23 @@ class _Parsed:
         doc = np.repeat(np.arange(len(lengths)), lengths)
         keep = (ids >= 0) & (ids < num_terms) & (counts > 0)
         self.doc, self.ids, self.counts = doc[keep], ids[keep], counts[keep]
+        # The distinct words, and each token's column among them (for a gathered beta).
+        self.columns, self.local = np.unique(self.ids.astype(np.int64), return_inverse=True)
         self.sizes = np.bincount(self.doc, minlength=len(lengths))
         starts = np.cumsum(self.sizes) - self.sizes
         self.position = np.arange(len(self.doc)) - starts[self.doc]
         self.num_docs = len(lengths)
         self._per_doc = None
 
-    def padded(self, members, rows, width):
-        """(ids, counts) of the documents ``members``, shape (rows, width), zero-padded."""
+    def padded(self, members, rows, width, local=False):
+        """(ids, counts) of the documents ``members``, shape (rows, width), zero-padded; with
+        ``local``, ids are positions in ``columns``."""
         row_of = np.full(self.num_docs, -1)
         row_of[members] = np.arange(len(members))
         sel = row_of[self.doc] >= 0
         ids = np.zeros((rows, width), dtype=np.int32)
         counts = np.zeros((rows, width))
-        ids[row_of[self.doc[sel]], self.position[sel]] = self.ids[sel]
+        ids[row_of[self.doc[sel]], self.position[sel]] = (self.local if local else self.ids)[sel]
         counts[row_of[self.doc[sel]], self.position[sel]] = self.counts[sel]
         return ids, counts
 
@@ -213,21 +216,29 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
         ``max_iter`` are counted in a DEBUG log (as in ``LdaModel``: ``model[bow]`` infers one
         document per call).
     """
-    beta = np.maximum(np.asarray(topics, dtype=np.float64), TOPIC_FLOOR)
-    if beta.ndim != 2 or 0 in beta.shape:
-        raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s" % (beta.shape,))
+    topics = np.asarray(topics)
+    if topics.ndim != 2 or 0 in topics.shape:
+        raise ValueError("topics must be a 2-D array (num_topics, num_terms), got shape %s" % (topics.shape,))
+    K, V = topics.shape
     alpha = np.asarray(alpha, dtype=np.float64)
-    if alpha.shape != (beta.shape[0],):
+    if alpha.shape != (K,):
         raise ValueError("alpha must have shape (%d,) (one value per topic), got shape %s"
-                         % (beta.shape[0], alpha.shape))
+                         % (K, alpha.shape))
     if not np.all(np.isfinite(alpha)) or np.any(alpha <= 0):  # digamma(0) is -inf: NaN gammas
         raise ValueError("alpha must be finite and > 0, got %r" % (alpha.tolist(),))
     lengths, flat_ids, flat_counts = parse_chunk(chunk, None, unknown='keep', whole_counts=None)
-    parsed = _Parsed(lengths, flat_ids, flat_counts, beta.shape[1])
-    K, D = beta.shape[0], len(lengths)
+    parsed = _Parsed(lengths, flat_ids, flat_counts, V)
+    # Only the columns of the words in the chunk, not all of (K, V): converting and sending the
+    # whole matrix cost 45 ms per model[bow] call at V = 50,000, K = 100. Their number is padded
+    # to a power of two (a few compiled shapes), with columns no document points to.
+    used = parsed.columns
+    num_columns = min(V, max(_MIN_PAD, 1 << max(0, (len(used) - 1).bit_length())))
+    beta = np.full((K, num_columns), TOPIC_FLOOR)
+    beta[:, :len(used)] = np.maximum(topics[:, used].astype(np.float64), TOPIC_FLOOR)
+    D = len(lengths)
     gamma = np.zeros((D, K))
     n_iter = np.zeros(D, dtype=np.int64)
-    sstats = np.zeros_like(beta) if collect_sstats else None
+    sstats = np.zeros((K, V)) if collect_sstats else None
     phi = [None] * D if return_phi else None
     phi_ids = [None] * D if return_phi else None
     # Documents are grouped by padded length (a power of two) so that short documents are not
@@ -240,8 +251,10 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
         max_iter_j, tol_j = np.int64(max_iter), np.float64(tol)
         for width in np.unique(pads):
             members = np.flatnonzero(pads == width)
-            size = max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
-            ids, counts = parsed.padded(members, size, int(width))
+            # A lone document (model[bow]) is not padded to _MIN_PAD documents: the vmapped
+            # loop would run them all, at _MIN_PAD times its cost.
+            size = 1 if len(members) == 1 else max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
+            ids, counts = parsed.padded(members, size, int(width), local=True)
             g, it, extra = _infer_chunk(beta_j, alpha_j, ids, counts, max_iter_j, tol_j,
                                         collect_sstats and not return_phi, return_phi)
             n = len(members)
@@ -250,7 +263,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
                 continue
             extra = np.asarray(extra)
             if not return_phi:
-                sstats += extra  # padding documents contribute nothing (counts 0)
+                sstats[:, used] += extra[:, :len(used)]  # padding contributes nothing (counts 0)
                 continue
             for j, (d, kept) in enumerate(zip(members, parsed.pairs(members))):
                 phi[d] = extra[j][:, :len(kept)]

@@ -107,6 +107,42 @@ def test_zero_topic_probabilities_never_give_nan():
     assert theta[1, 0] > 0.95  # word 1 only occurs in topic 0
 
 
+def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(monkeypatch):
+    """model[bow] converted and sent all of (K, V) and ran _MIN_PAD documents for one: 37 ms per
+    call at V = 50,000, K = 100 (benchmarks/results/bench_inference.log). The topics sent are
+    the chunk's columns (their number padded to a power of two), a lone document runs alone,
+    and the answers are those of the full matrix (reference_gamma reads all of it)."""
+    import gensim_anchor.inference as inference
+    rng = np.random.default_rng(4)
+    K, V = 3, 5000
+    topics = rng.dirichlet(np.full(V, 0.3), size=K)
+    alpha = np.array([0.2, 0.5, 0.3])
+    calls = []
+    real = inference._infer_chunk
+
+    def spy(beta, alpha_, ids, counts, *args):
+        calls.append((beta.shape, ids.shape))
+        return real(beta, alpha_, ids, counts, *args)
+
+    monkeypatch.setattr(inference, '_infer_chunk', spy)
+    doc = [(4321, 2), (17, 1), (2500, 3)]
+    gamma = infer(topics, alpha, [doc]).gamma[0]
+    assert calls == [((K, 8), (1, 8))]
+    np.testing.assert_allclose(gamma, reference_gamma(topics, alpha, doc, 50, 1e-3)[0], rtol=1e-10)
+    calls.clear()
+    docs = [[(int(w), 1) for w in rng.choice(V, 12, replace=False)] for _ in range(3)]
+    result = infer(topics, alpha, docs, collect_sstats=True)
+    distinct = len({w for d in docs for w, _ in d})
+    assert calls == [((K, 1 << (distinct - 1).bit_length()), (8, 16))]
+    for d, doc_ in enumerate(docs):
+        np.testing.assert_allclose(result.gamma[d], reference_gamma(topics, alpha, doc_, 50, 1e-3)[0],
+                                   rtol=1e-10)
+    # The statistics land in the words' own columns of the (K, V) matrix.
+    assert result.sstats.shape == (K, V)
+    np.testing.assert_allclose(result.sstats.sum(axis=0)[[w for d in docs for w, _ in d]], 1.0)
+    assert result.sstats.sum() == pytest.approx(36.0)
+
+
 def test_alpha_that_is_not_a_prior_is_refused(model):
     topics, alpha, docs = model
     with pytest.raises(ValueError, match=r"alpha must have shape \(4,\) \(one value per topic\), got "
