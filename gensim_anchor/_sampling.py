@@ -19,6 +19,8 @@ class Reservoir:
 
     def watch(self, corpus):
         for doc in corpus:
+            if not hasattr(doc, '__len__'):  # a one-shot iterator: Q's pass would exhaust the kept one
+                doc = list(doc)
             if len(self.docs) < self.size:
                 self.docs.append(doc)
             else:

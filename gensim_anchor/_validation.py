@@ -133,6 +133,14 @@ def check_corpus(corpus):
         raise TypeError("corpus must be an iterable of bag-of-words documents, got %s%s"
                         % (type(corpus).__name__, " (a file name? load it with a gensim corpus "
                            "class such as MmCorpus)" if isinstance(corpus, str) else ""))
+    # A document-term matrix is not a stream of documents (scipy's fails on len(), numpy's rows
+    # are dense counts): gensim's adapters make it one.
+    if hasattr(corpus, 'tocsc') or (isinstance(corpus, np.ndarray) and corpus.ndim == 2
+                                    and corpus.dtype != object):
+        raise TypeError("corpus is a %s document-term matrix, not an iterable of bag-of-words "
+                        "documents: wrap it with gensim.matutils.%s(X, documents_columns=False) "
+                        "(documents as rows)" % (type(corpus).__name__, "Sparse2Corpus"
+                                                 if hasattr(corpus, 'tocsc') else "Dense2Corpus"))
     return corpus
 
 

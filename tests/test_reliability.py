@@ -100,6 +100,13 @@ BAD_CORPORA = [
      r"^corpus must be an iterable of bag-of-words documents, got str \(a file name\? load it "
      r"with a gensim corpus class such as MmCorpus\)$"),
     ('not iterable', 42, TypeError, r"^corpus must be an iterable of bag-of-words documents, got int$"),
+    # scipy's own "sparse array length is ambiguous", and rows of dense counts taken for pairs
+    ('sparse document-term matrix', sp.csr_matrix(np.eye(12)), TypeError,
+     r"^corpus is a csr_matrix document-term matrix, not an iterable of bag-of-words documents: "
+     r"wrap it with gensim\.matutils\.Sparse2Corpus\(X, documents_columns=False\)"),
+    ('dense document-term matrix', np.eye(12), TypeError,
+     r"^corpus is a ndarray document-term matrix, .* gensim\.matutils\.Dense2Corpus\(X, "
+     r"documents_columns=False\) \(documents as rows\)$"),
 ]
 
 
@@ -129,6 +136,17 @@ def test_empty_documents_mixed_in_are_skipped(tiny, caplog):
     assert model.num_docs == clean.num_docs == 8
     np.testing.assert_array_equal(model.anchors, clean.anchors)
     np.testing.assert_allclose(model.get_topics(), clean.get_topics(), atol=1e-7)
+
+
+def test_documents_that_are_one_shot_iterators(tiny):
+    # The alpha sample kept the iterators that Q's pass then exhausted: "docs is empty".
+    dictionary, corpus = tiny
+    for stream in ((iter(doc) for doc in corpus), [(pair for pair in doc) for doc in corpus]):
+        # alpha='auto' (the default): its grid scores the sampled documents
+        model = AnchorModel(stream, num_topics=2, id2word=dictionary, random_state=0)
+        clean = AnchorModel(corpus, num_topics=2, id2word=dictionary, random_state=0)
+        np.testing.assert_array_equal(model.get_topics(), clean.get_topics())
+        np.testing.assert_array_equal(model.alpha, clean.alpha)
 
 
 def test_zero_counts_are_dropped(tiny):
