@@ -1,6 +1,6 @@
 """The package's shape: the import graph reads as the pipeline (no cycle, no stage importing the
 model), and the restructuring left every fit as it was (the same anchors, the floats to rtol
-1e-5 on any CPU)."""
+1e-5 on any CPU; the Gibbs-refined fit per CPU family, see EXPECTED_REFINED)."""
 import ast
 from pathlib import Path
 
@@ -13,6 +13,8 @@ from gensim.test.utils import datapath
 import gensim_anchor
 from gensim_anchor import AnchorModel
 from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
+
+from conftest import matched_l1
 
 PACKAGE = Path(gensim_anchor.__file__).parent
 #: Modules above the pipeline: they may import anything; nothing below imports them.
@@ -118,9 +120,9 @@ def assert_fingerprint(model, anchors, topics, alpha):
 
 @pytest.fixture(scope='module')
 def synthetic():
-    synth = semi_synthetic_corpus(random_topics(500, 8, beta=0.1, random_state=3), 3000, 60,
-                                  alpha=0.1, random_state=4)
-    return synth.dictionary, synth.corpus
+    truth = random_topics(500, 8, beta=0.1, random_state=3)
+    synth = semi_synthetic_corpus(truth, 3000, 60, alpha=0.1, random_state=4)
+    return synth.dictionary, synth.corpus, truth
 
 
 PINNED = dict(loss='L2', anchor_min_df=100, random_state=0)
@@ -129,7 +131,14 @@ EXPECTED_DEFAULT = ([179, 398, 123, 312, 93, 124, 301, 39], 19.288021950938088, 
 EXPECTED_DENSE = ([179, 398, 123, 312, 93, 124, 301, 39], 19.288021937762025, 1.0)
 EXPECTED_AP = ([179, 320, 123, 312, 442, 124, 301, 39], 19.279372056980222, 1.0)
 EXPECTED_SEEDED = ([-1, 312, 93, 123, 301, 39, 124, 179], 19.47730453723954, 1.0)
-EXPECTED_REFINED = ([179, 398, 123, 312, 93, 124, 301, 39], 19.281261694167487, 0.9773163050413132)
+# A Gibbs chain repeats bit for bit on one machine, not across CPUs that round float sums
+# differently: a draw whose uniform lies within rounding of a boundary goes the other way, and the
+# chain goes on as another sample of the same posterior. So the refined fit is pinned once per
+# rounding family this suite runs on (the same commit, 7e56372, gave both).
+EXPECTED_REFINED = {
+    'AVX-512': ([179, 398, 123, 312, 93, 124, 301, 39], 19.281261694167487, 0.9773163050413132),
+    'AVX2': ([179, 398, 123, 312, 93, 124, 301, 39], 19.28147940658951, 0.9777717888355255),
+}
 EXPECTED_LEE_L2 = ([2161, 24, 1911, 1601, 2230, 2609, 889, 928, 2697, 803], 27.536164831058777, 0.10000000000000002)
 EXPECTED_LEE_ORIGINAL = ([2161, 24, 1911, 1601, 2230, 2609, 889, 928, 2697, 803], 27.576606301092124, 5.62341325190349)
 EXPECTED_KOS = ([749, 3001, 4072, 1641, 4478, 3935, 6612, 503, 1442, 5171, 6356, 3726, 806, 2528,
@@ -145,12 +154,12 @@ EXPECTED_KOS = ([749, 3001, 4072, 1641, 4478, 3935, 6612, 503, 1442, 5171, 6356,
     (dict(rectify='ap'), EXPECTED_AP),
 ])
 def test_semi_synthetic_fits_are_unchanged(synthetic, options, expected):
-    dictionary, corpus = synthetic
+    dictionary, corpus, truth = synthetic
     assert_fingerprint(AnchorModel(corpus, num_topics=8, id2word=dictionary, **PINNED, **options), *expected)
 
 
 def test_seeded_and_refined_fits_are_unchanged(synthetic):
-    dictionary, corpus = synthetic
+    dictionary, corpus, truth = synthetic
     seeded = AnchorModel(corpus, num_topics=8, id2word=dictionary, anchors=[[dictionary[0], dictionary[1]]],
                          **PINNED)
     assert_fingerprint(seeded, *EXPECTED_SEEDED)
@@ -159,7 +168,15 @@ def test_seeded_and_refined_fits_are_unchanged(synthetic):
     # Re-pinned when the sampler's token arrays got bucketed shapes (hybrid._layout): the padding
     # changes the random stream, not the sampler (L1 to the true topics after 40 sweeps, 4 seeds:
     # 0.0697 before, 0.0698 after).
-    assert_fingerprint(refined, *EXPECTED_REFINED)
+    got = fingerprint(refined)
+    pinned = [expected for expected in EXPECTED_REFINED.values()
+              if got[0] == expected[0] and got[1:] == pytest.approx(expected[1:], rel=1e-5)]
+    if not pinned:
+        # A CPU of another rounding family: no pinned chain to compare with, so the chain must be
+        # as good a sample as the pinned ones. Their mean L1 to the true topics is 0.0711 (AVX2;
+        # other chain seeds 0.0703 to 0.0717), the anchor fit's 0.108.
+        error = matched_l1(truth.T, np.asarray(refined.get_topics()).T)[0].mean()
+        assert got[0] == EXPECTED_REFINED['AVX2'][0] and error < 0.075, (got, error)
 
 
 def test_lee_fits_are_unchanged():
