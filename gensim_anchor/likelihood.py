@@ -367,7 +367,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     Documents are sorted by length and cut into batches of one size (a power of two, at most
     :data:`_MAX_BATCH`), each padded to a power-of-4 length: few shapes are compiled (about 2 s
     each on a CPU), and the loop of a batch, as long as its longest document, wastes little on
-    the shorter ones.
+    the shorter ones. The program sees only the columns of beta that the documents use, their
+    number padded to a power of two: it depends on that, not on V, so corpora of different
+    vocabularies share it, and a call on a few documents does not send all of (K, V).
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
@@ -376,13 +378,19 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     order = order[lengths[order] > 0]
     if len(order) == 0:
         return out
+    # Each column's values are those of beta, so every estimate is as with the whole matrix;
+    # the padding columns (floored, finite) are never read.
+    used = np.unique(np.concatenate([docs[d][0] for d in order]))
+    local = np.full((K, max(_MIN_PAD, 1 << (len(used) - 1).bit_length())), TOPIC_FLOOR)
+    local[:, :len(used)] = beta[:, used]
+    docs = [(np.searchsorted(used, ids).astype(np.int32), counts) for ids, counts in docs]
     cap = _BATCH_ELEMENTS // (G * num_particles * (_padded_length(lengths.max()) + K))
     size = min(1 << max(0, int(cap).bit_length() - 1), 1 << (len(order) - 1).bit_length(),
                _MAX_BATCH)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
-        beta_j = jax.device_put(np.asarray(beta, np.float64))
+        beta_j = jax.device_put(np.asarray(local, np.float64))
         shape_j = np.asarray(shape, np.float64)
         scales_j = np.asarray(scales, np.float64)
         for lo in range(0, len(order), size):

@@ -228,3 +228,34 @@ def test_true_topics_score_higher_than_scrambled():
     # And a per-token likelihood is a (negative) log probability: no better than the entropy
     # bound of the true word distribution would allow, no worse than uniform over V by far.
     assert -np.log(V) - 1.0 < true_ll < 0.0
+
+
+def test_the_estimator_is_sent_only_the_columns_of_the_documents_words(monkeypatch):
+    """The particle filter was sent all of (K, V), so its compiled program depended on V and a
+    call on a few documents converted the whole matrix. It is sent the documents' columns (their
+    number padded to a power of two, at least 16), and the estimates are those of the whole
+    matrix: one token is exact (p(w) = sum_k alpha_k / alpha_0 beta_kw), and three against the
+    enumeration."""
+    import gensim_anchor.likelihood as likelihood
+    rng = np.random.default_rng(2)
+    K, V = 3, 5000
+    topics = rng.dirichlet(np.full(V, 0.3), size=K)
+    alpha = np.array([0.2, 0.5, 0.3])
+    shapes = []
+    real = likelihood._filter_batch
+
+    def spy(beta, shape, scales, ids, *args):
+        shapes.append(beta.shape)
+        return real(beta, shape, scales, ids, *args)
+
+    monkeypatch.setattr(likelihood, '_filter_batch', spy)
+    docs = [[(4321, 1)], [(17, 1), (4999, 2)]] + [[(int(w), 1) for w in rng.choice(V, 20, replace=False)]]
+    result = document_log_likelihood(topics, alpha, docs, num_samples=50_000, random_state=0)
+    distinct = len({w for d in docs for w, _ in d})
+    assert set(shapes) == {(K, 1 << (distinct - 1).bit_length())} and distinct > 16
+    assert result.log_p[0] == pytest.approx(np.log(alpha @ topics[:, 4321] / alpha.sum()), rel=1e-12)
+    assert result.log_p[1] == pytest.approx(exact_log_likelihood(topics, alpha, docs[1]), abs=0.01)
+    assert np.isfinite(result.log_p[2])
+    shapes.clear()
+    document_log_likelihood(topics, alpha, docs[:1], num_samples=5, random_state=0)
+    assert shapes == [(K, 16)]
