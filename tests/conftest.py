@@ -155,3 +155,25 @@ def matched_l1(A_true, A_est):
     perm = np.empty(A_true.shape[1], dtype=np.int64)
     perm[rows] = cols
     return cost[rows, cols], perm
+
+
+def wide_topics(seed, num_terms=5000):
+    """Three random topics over a wide vocabulary and an asymmetric alpha, for the tests that
+    check a stage sends its program only the columns of the documents' words; also the generator,
+    for the documents."""
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(num_terms, 0.3), size=3)
+    return rng, topics, np.array([0.2, 0.5, 0.3])
+
+
+def record_calls(monkeypatch, module, name, record):
+    """Replace ``module.name`` by a spy that appends ``record(*args)`` to the returned list on
+    each call, then calls the function."""
+    calls, real = [], getattr(module, name)
+
+    def spy(*args):
+        calls.append(record(*args))
+        return real(*args)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls

@@ -5,6 +5,7 @@ from gensim.corpora import Dictionary
 from gensim.models import LdaModel
 from scipy.special import psi
 
+from conftest import record_calls, wide_topics
 from gensim_anchor.inference import TOPIC_FLOOR, infer, pad_documents
 
 
@@ -113,18 +114,10 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
     the chunk's columns (their number padded to a power of two), a lone document runs alone,
     and the answers are those of the full matrix (reference_gamma reads all of it)."""
     import gensim_anchor.inference as inference
-    rng = np.random.default_rng(4)
-    K, V = 3, 5000
-    topics = rng.dirichlet(np.full(V, 0.3), size=K)
-    alpha = np.array([0.2, 0.5, 0.3])
-    calls = []
-    real = inference._infer_chunk
-
-    def spy(beta, alpha_, ids, counts, *args):
-        calls.append((beta.shape, ids.shape))
-        return real(beta, alpha_, ids, counts, *args)
-
-    monkeypatch.setattr(inference, '_infer_chunk', spy)
+    rng, topics, alpha = wide_topics(4)
+    K, V = topics.shape
+    calls = record_calls(monkeypatch, inference, '_infer_chunk',
+                         lambda beta, alpha_, ids, *_: (beta.shape, ids.shape))
     doc = [(4321, 2), (17, 1), (2500, 3)]
     gamma = infer(topics, alpha, [doc]).gamma[0]
     assert calls == [((K, 8), (1, 8))]

@@ -15,7 +15,7 @@ import pytest
 from scipy import integrate
 from scipy.special import betaln, gammaln
 
-from conftest import lda_corpus
+from conftest import lda_corpus, record_calls, wide_topics
 from gensim_anchor.likelihood import (LikelihoodResult, document_log_likelihood,
                                       log_likelihood_per_token)
 
@@ -237,18 +237,9 @@ def test_the_estimator_is_sent_only_the_columns_of_the_documents_words(monkeypat
     matrix: one token is exact (p(w) = sum_k alpha_k / alpha_0 beta_kw), and three against the
     enumeration."""
     import gensim_anchor.likelihood as likelihood
-    rng = np.random.default_rng(2)
-    K, V = 3, 5000
-    topics = rng.dirichlet(np.full(V, 0.3), size=K)
-    alpha = np.array([0.2, 0.5, 0.3])
-    shapes = []
-    real = likelihood._filter_batch
-
-    def spy(beta, shape, scales, ids, *args):
-        shapes.append(beta.shape)
-        return real(beta, shape, scales, ids, *args)
-
-    monkeypatch.setattr(likelihood, '_filter_batch', spy)
+    rng, topics, alpha = wide_topics(2)
+    K, V = topics.shape
+    shapes = record_calls(monkeypatch, likelihood, '_filter_batch', lambda beta, *_: beta.shape)
     docs = [[(4321, 1)], [(17, 1), (4999, 2)]] + [[(int(w), 1) for w in rng.choice(V, 20, replace=False)]]
     result = document_log_likelihood(topics, alpha, docs, num_samples=50_000, random_state=0)
     distinct = len({w for d in docs for w, _ in d})
