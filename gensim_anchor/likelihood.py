@@ -383,14 +383,13 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     used = np.unique(np.concatenate([docs[d][0] for d in order]))
     local = np.full((K, max(_MIN_PAD, 1 << (len(used) - 1).bit_length())), TOPIC_FLOOR)
     local[:, :len(used)] = beta[:, used]
-    docs = [(np.searchsorted(used, ids).astype(np.int32), counts) for ids, counts in docs]
     cap = _BATCH_ELEMENTS // (G * num_particles * (_padded_length(lengths.max()) + K))
     size = min(1 << max(0, int(cap).bit_length() - 1), 1 << (len(order) - 1).bit_length(),
                _MAX_BATCH)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
-        beta_j = jax.device_put(np.asarray(local, np.float64))
+        beta_j = jax.device_put(local)
         shape_j = np.asarray(shape, np.float64)
         scales_j = np.asarray(scales, np.float64)
         for lo in range(0, len(order), size):
@@ -401,6 +400,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
             for row, d in enumerate(batch):
                 ids[row, :len(docs[d][0])] = docs[d][0]
                 counts[row, :len(docs[d][1])] = docs[d][1]
+            ids = np.searchsorted(used, ids).astype(np.int32)  # positions in local (padding: 0)
             index = np.zeros(size, dtype=np.uint32)
             index[:len(batch)] = (batch + offset) % (1 << 32)
             logp = _filter_batch(beta_j, shape_j, scales_j, ids, counts, np.int64(seed), index,
