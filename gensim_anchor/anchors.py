@@ -143,14 +143,10 @@ class CandidateChoice(NamedTuple):
 
 
 def _search_subset(Y, count, num_topics, cleanup):
-    """:func:`find_anchors` on the first ``count`` rows of Y, padded with masked zero rows to a
-    :func:`~gensim_anchor._compile_cache.bucket` (one compiled search for similar counts); None
-    when they span fewer than K directions."""
-    size = bucket(count)
-    Z = np.zeros((size, Y.shape[1]))
-    Z[:count] = Y[:count]
+    """:func:`find_anchors` on the first ``count`` rows of Y (padded there to a bucket: one
+    compiled search for similar counts); None when they span fewer than K directions."""
     try:
-        return find_anchors(Z, num_topics, candidates=np.arange(size) < count, cleanup=cleanup).indices
+        return find_anchors(Y[:count], num_topics, cleanup=cleanup).indices
     except ValueError:
         return None
 
@@ -505,7 +501,8 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     -----
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
     index. Only K and ``cleanup`` are static under jit: one compilation per shape of Y, whatever
-    the number of seeds.
+    the number of seeds; Y's rows are padded (masked zero rows) to
+    :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row counts share it.
 
     Examples
     --------
@@ -534,10 +531,16 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     check.check_candidate_count(int(mask.sum()), num_topics, num_seeds)
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
+    # Masked zero rows up to a bucket: one compiled search serves similar row counts (the
+    # adaptive threshold's subsets and the final search share it). A zero row is never chosen
+    # and moves no other row's distances.
+    size = bucket(N)
+    Z, Z_mask = np.zeros((size, Y.shape[1])), np.zeros(size, dtype=bool)
+    Z[:N], Z_mask[:N] = Y, mask
     with jax.enable_x64(True):
         # numpy in: jnp.asarray would compile a conversion program per argument (each one a
         # compilation, or a cache load, in every process).
-        S, dist, S0, ok = _fast_anchor_words(Y, mask, padded, np.int32(num_seeds), num_topics=num_topics,
+        S, dist, S0, ok = _fast_anchor_words(Z, Z_mask, padded, np.int32(num_seeds), num_topics=num_topics,
                                              cleanup=bool(cleanup))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))

@@ -47,6 +47,9 @@ logger = logging.getLogger(__name__)
 #: under the other topics; a floor keeps every ratio finite).
 TOPIC_FLOOR = 1e-12
 _MIN_PAD = 8
+# Columns of the topics sent per call: a power of two, at least this many (a few documents and
+# small vocabularies share one program; 256 x K floats cost nothing to send).
+_MIN_COLUMNS = 256
 
 
 class InferenceResult(NamedTuple):
@@ -232,7 +235,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     # whole matrix cost 45 ms per model[bow] call at V = 50,000, K = 100. Their number is padded
     # to a power of two (a few compiled shapes), with columns no document points to.
     used = parsed.columns
-    num_columns = min(V, max(_MIN_PAD, 1 << max(0, (len(used) - 1).bit_length())))
+    num_columns = max(_MIN_COLUMNS, 1 << max(0, (len(used) - 1).bit_length()))
     beta = np.full((K, num_columns), TOPIC_FLOOR)
     beta[:, :len(used)] = np.maximum(topics[:, used].astype(np.float64), TOPIC_FLOOR)
     D = len(lengths)

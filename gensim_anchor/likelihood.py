@@ -138,6 +138,9 @@ _MIN_PAD = 16
 # Documents per jitted call are capped so that the particle states (alphas x documents x
 # particles x (padded length + K)) stay below this many elements (2^24: 128 MB in float64).
 _BATCH_ELEMENTS = 1 << 24
+# The columns sent are padded to a power of two, at least this many: a few documents' words and a
+# small vocabulary's share one program (the padding columns cost K x 4096 floats per call).
+_MIN_COLUMNS = 4096
 # At most this many documents per call: the documents of a batch (sorted by length) all take
 # as many steps as its longest, so smaller batches waste less on the long tail of lengths.
 _MAX_BATCH = 64
@@ -368,7 +371,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     :data:`_MAX_BATCH`), each padded to a power-of-4 length: few shapes are compiled (about 2 s
     each on a CPU), and the loop of a batch, as long as its longest document, wastes little on
     the shorter ones. The program sees only the columns of beta that the documents use, their
-    number padded to a power of two: it depends on that, not on V, so corpora of different
+    number padded to a power of two (at least :data:`_MIN_COLUMNS`): it depends on that, not on V, so corpora of different
     vocabularies share it, and a call on a few documents does not send all of (K, V).
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
@@ -381,11 +384,12 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     # Each column's values are those of beta, so every estimate is as with the whole matrix;
     # the padding columns (floored, finite) are never read.
     used = np.unique(np.concatenate([docs[d][0] for d in order]))
-    local = np.full((K, max(_MIN_PAD, 1 << (len(used) - 1).bit_length())), TOPIC_FLOOR)
+    local = np.full((K, max(_MIN_COLUMNS, 1 << (len(used) - 1).bit_length())), TOPIC_FLOOR)
     local[:, :len(used)] = beta[:, used]
     cap = _BATCH_ELEMENTS // (G * num_particles * (_padded_length(lengths.max()) + K))
-    size = min(1 << max(0, int(cap).bit_length() - 1), 1 << (len(order) - 1).bit_length(),
-               _MAX_BATCH)
+    # Full batches even for a few documents: one program per (K, G, length) however many
+    # documents a call scores (the empty rows cost a little memory, and no loop steps).
+    size = min(1 << max(0, int(cap).bit_length() - 1), _MAX_BATCH)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.

@@ -4,6 +4,7 @@ unwritable cache costs one warning and never a result. Each case runs in fresh p
 cache is configured once per process)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,20 @@ def entries(path):
     return sorted(p for p in Path(path).rglob('*') if p.is_file() and not p.name.startswith('.'))
 
 
+@pytest.fixture(scope='module')
+def filled(tmp_path_factory):
+    """A first process's CHILD output and the cache it filled: each cold run costs a full
+    compilation, so the tests that start from a filled cache share one (and copy it)."""
+    cache = tmp_path_factory.mktemp('filled') / 'cache'
+    return run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}), cache
+
+
+def filled_copy(filled, tmp_path):
+    """(the first process's output, a copy of the cache it filled, for this test to change)."""
+    first, cache = filled
+    return first, Path(shutil.copytree(cache, tmp_path / 'cache'))
+
+
 def test_importing_the_package_compiles_nothing():
     code = "import sys, gensim_anchor; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, '-c', code], cwd=str(ROOT), capture_output=True, text=True,
@@ -61,10 +76,10 @@ def test_importing_the_package_compiles_nothing():
     assert out.stdout.strip() == 'False', out.stderr
 
 
-def test_a_second_process_loads_what_the_first_compiled(tmp_path):
-    cache = tmp_path / 'cache'
-    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
-    assert first['cache_dir'] == str(cache) and first['traces'] > 0 and not first['warnings']
+def test_a_second_process_loads_what_the_first_compiled(filled, tmp_path):
+    assert filled[0]['cache_dir'] == str(filled[1])
+    first, cache = filled_copy(filled, tmp_path)
+    assert first['traces'] > 0 and not first['warnings']
     assert any(p.parent.name == 'executables' for p in entries(cache))
     second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
     assert second['misses'] == 0 and not second['warnings']
@@ -95,8 +110,8 @@ def test_a_cache_directory_configured_for_jax_is_left_alone(tmp_path):
     assert not ours.exists()
 
 
-def test_an_unwritable_cache_directory_costs_one_warning(tmp_path):
-    reference = run_child({'GENSIM_ANCHOR_CACHE_DIR': 'off'})
+def test_an_unwritable_cache_directory_costs_one_warning(filled, tmp_path):
+    reference = filled[0]  # the same fit (a cache changes where programs come from, not results)
     blocker = tmp_path / 'a-file'
     blocker.write_text('not a directory')
     out = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(blocker / 'cache')})
@@ -104,9 +119,8 @@ def test_an_unwritable_cache_directory_costs_one_warning(tmp_path):
     assert out['cache_dir'] is None and out['topics'] == reference['topics']
 
 
-def test_damaged_entries_cost_one_warning_and_are_replaced(tmp_path):
-    cache = tmp_path / 'cache'
-    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+def test_damaged_entries_cost_one_warning_and_are_replaced(filled, tmp_path):
+    first, cache = filled_copy(filled, tmp_path)
     files = entries(cache)
     assert files
     for i, path in enumerate(files):  # truncated, emptied, or overwritten with garbage
@@ -173,9 +187,8 @@ def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_pat
     assert [f.exists() for f in files] == [True, True, False, False] and other.exists()
 
 
-def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(tmp_path, monkeypatch):
-    cache = tmp_path / 'cache'
-    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
+def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(filled, tmp_path, monkeypatch):
+    _, cache = filled_copy(filled, tmp_path)
     stored = [p for p in entries(cache) if p.parent.name == 'executables']
     assert stored
     for p in stored:

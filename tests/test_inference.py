@@ -111,7 +111,8 @@ def test_zero_topic_probabilities_never_give_nan():
 def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(monkeypatch):
     """model[bow] converted and sent all of (K, V) and ran _MIN_PAD documents for one: 37 ms per
     call at V = 50,000, K = 100 (benchmarks/results/bench_inference.log). The topics sent are
-    the chunk's columns (their number padded to a power of two), a lone document runs alone,
+    the chunk's columns (their number padded to a power of two, at least _MIN_COLUMNS), a lone
+    document runs alone,
     and the answers are those of the full matrix (reference_gamma reads all of it)."""
     import gensim_anchor.inference as inference
     rng, topics, alpha = wide_topics(4)
@@ -120,13 +121,13 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
                          lambda beta, alpha_, ids, *_: (beta.shape, ids.shape))
     doc = [(4321, 2), (17, 1), (2500, 3)]
     gamma = infer(topics, alpha, [doc]).gamma[0]
-    assert calls == [((K, 8), (1, 8))]
+    assert calls == [((K, inference._MIN_COLUMNS), (1, 8))] and inference._MIN_COLUMNS < V
     np.testing.assert_allclose(gamma, reference_gamma(topics, alpha, doc, 50, 1e-3)[0], rtol=1e-10)
     calls.clear()
     docs = [[(int(w), 1) for w in rng.choice(V, 12, replace=False)] for _ in range(3)]
     result = infer(topics, alpha, docs, collect_sstats=True)
     distinct = len({w for d in docs for w, _ in d})
-    assert calls == [((K, 1 << (distinct - 1).bit_length()), (8, 16))]
+    assert calls == [((K, max(inference._MIN_COLUMNS, 1 << (distinct - 1).bit_length())), (8, 16))]
     for d, doc_ in enumerate(docs):
         np.testing.assert_allclose(result.gamma[d], reference_gamma(topics, alpha, doc_, 50, 1e-3)[0],
                                    rtol=1e-10)
