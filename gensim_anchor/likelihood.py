@@ -371,8 +371,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     :data:`_MAX_BATCH`), each padded to a power-of-4 length: few shapes are compiled (about 2 s
     each on a CPU), and the loop of a batch, as long as its longest document, wastes little on
     the shorter ones. The program sees only the columns of beta that the documents use, their
-    number padded to a power of two (at least :data:`_MIN_COLUMNS`): it depends on that, not on V, so corpora of different
-    vocabularies share it, and a call on a few documents does not send all of (K, V).
+    number padded to a power of two (at least :data:`_MIN_COLUMNS`): it depends on that, not on
+    V, so corpora of different vocabularies share it, and a call on a few documents does not
+    send all of (K, V).
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
