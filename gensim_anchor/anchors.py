@@ -532,8 +532,8 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
     # Masked zero rows up to a bucket: one compiled search serves similar row counts (the
-    # adaptive threshold's subsets and the final search share it). A zero row is never chosen
-    # and moves no other row's distances.
+    # adaptive threshold's subsets, fits on similar corpora). A zero row is never chosen and
+    # moves no other row's distances beyond rounding.
     size = bucket(N)
     Z, Z_mask = np.zeros((size, Y.shape[1])), np.zeros(size, dtype=bool)
     Z[:N], Z_mask[:N] = Y, mask

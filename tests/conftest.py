@@ -168,13 +168,13 @@ def wide_topics(seed, num_terms=5000):
 
 
 def record_calls(monkeypatch, module, name, record):
-    """Replace ``module.name`` by a spy that appends ``record(*args)`` to the returned list on
-    each call, then calls the function."""
+    """Replace ``module.name`` by a spy that appends ``record(*args, **kwargs)`` to the returned
+    list on each call, then calls the function."""
     calls, real = [], getattr(module, name)
 
-    def spy(*args):
-        calls.append(record(*args))
-        return real(*args)
+    def spy(*args, **kwargs):
+        calls.append(record(*args, **kwargs))
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, spy)
     return calls

@@ -1,5 +1,6 @@
 """Stage 2: FastAnchorWords with the cleanup pass (Algorithm 4 of Arora et al. 2013)."""
 
+import jax
 import numpy as np
 import pytest
 
@@ -485,3 +486,28 @@ def test_gibbs_refined_model_starts_from_the_fixed_rule(sparse_topics, caplog):
     np.testing.assert_array_equal(refined.anchors, fixed.anchors)
     adaptive = AnchorModel(synth.corpus, **options)
     assert sorted(adaptive.anchors) != sorted(fixed.anchors)  # the premise: the rule chose otherwise
+
+
+def test_similar_row_counts_share_one_program_and_padding_changes_nothing(monkeypatch):
+    """find_anchors pads Y with masked zero rows to a bucket, so 100 and 101 rows run one compiled
+    search; the anchors and greedy anchors are those of the unpadded rows (the program called
+    directly on them), seeded or not, and the distances the same to rounding (the products over
+    more rows round differently: 1 ulp here)."""
+    import gensim_anchor.anchors as anchors
+    from conftest import record_calls
+    rng = np.random.default_rng(0)
+    Y = rng.dirichlet(np.full(6, 0.5), size=101) @ rng.random((6, 40))
+    direct = anchors._fast_anchor_words
+    shapes = record_calls(monkeypatch, anchors, '_fast_anchor_words', lambda Z, *_, **__: Z.shape)
+    for rows, seeds in ((100, None), (101, None), (101, [7])):
+        got = find_anchors(Y[:rows], 6, seeds=seeds)
+        padded = np.zeros(6, dtype=np.int32)
+        padded[:len(seeds or [])] = seeds or []
+        with jax.enable_x64(True):
+            S, dist, S0, ok = direct(Y[:rows], np.ones(rows, dtype=bool), padded, np.int32(len(seeds or [])),
+                                     num_topics=6, cleanup=True)
+        assert bool(ok)
+        np.testing.assert_array_equal(got.indices, np.asarray(S))
+        np.testing.assert_array_equal(got.greedy_indices, np.asarray(S0))
+        np.testing.assert_allclose(got.distances, np.asarray(dist), rtol=1e-13, atol=0)
+    assert len(set(shapes)) == 1 and shapes[0][0] > 101

@@ -112,8 +112,8 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
     """model[bow] converted and sent all of (K, V) and ran _MIN_PAD documents for one: 37 ms per
     call at V = 50,000, K = 100 (benchmarks/results/bench_inference.log). The topics sent are
     the chunk's columns (their number padded to a power of two, at least _MIN_COLUMNS), a lone
-    document runs alone,
-    and the answers are those of the full matrix (reference_gamma reads all of it)."""
+    document runs alone, and the answers are those of the full matrix (reference_gamma reads all
+    of it)."""
     import gensim_anchor.inference as inference
     rng, topics, alpha = wide_topics(4)
     K, V = topics.shape

@@ -233,21 +233,25 @@ def test_true_topics_score_higher_than_scrambled():
 def test_the_estimator_is_sent_only_the_columns_of_the_documents_words(monkeypatch):
     """The particle filter was sent all of (K, V), so its compiled program depended on V and a
     call on a few documents converted the whole matrix. It is sent the documents' columns (their
-    number padded to a power of two, at least _MIN_COLUMNS), and the estimates are those of the whole
-    matrix: one token is exact (p(w) = sum_k alpha_k / alpha_0 beta_kw), and three against the
+    number padded to a power of two, at least _MIN_COLUMNS), one document in a full batch (one
+    program whatever the number of documents), and the estimates are those of the whole matrix:
+    one token is exact (p(w) = sum_k alpha_k / alpha_0 beta_kw), and three against the
     enumeration."""
     import gensim_anchor.likelihood as likelihood
     rng, topics, alpha = wide_topics(2, num_terms=20_000)
     K, V = topics.shape
-    shapes = record_calls(monkeypatch, likelihood, '_filter_batch', lambda beta, *_: beta.shape)
+    shapes = record_calls(monkeypatch, likelihood, '_filter_batch',
+                          lambda beta, shape, scales, ids, *_: beta.shape + ids.shape[:1])
     docs = [[(4321, 1)], [(17, 1), (4999, 2)]] + [[(int(w), 1) for w in rng.choice(V, 20, replace=False)]]
     result = document_log_likelihood(topics, alpha, docs, num_samples=50_000, random_state=0)
     distinct = len({w for d in docs for w, _ in d})
-    assert set(shapes) == {(K, max(likelihood._MIN_COLUMNS, 1 << (distinct - 1).bit_length()))}
+    # (50,000 particles: the batch is the memory cap's, 4 documents)
+    columns = max(likelihood._MIN_COLUMNS, 1 << (distinct - 1).bit_length())
+    assert {shape[:2] for shape in shapes} == {(K, columns)}
     assert likelihood._MIN_COLUMNS < V
     assert result.log_p[0] == pytest.approx(np.log(alpha @ topics[:, 4321] / alpha.sum()), rel=1e-12)
     assert result.log_p[1] == pytest.approx(exact_log_likelihood(topics, alpha, docs[1]), abs=0.01)
     assert np.isfinite(result.log_p[2])
     shapes.clear()
     document_log_likelihood(topics, alpha, docs[:1], num_samples=5, random_state=0)
-    assert shapes == [(K, likelihood._MIN_COLUMNS)]
+    assert shapes == [(K, likelihood._MIN_COLUMNS, likelihood._MAX_BATCH)]
