@@ -61,6 +61,13 @@ from .cooccurrence import implicit_block, projection_blocks, quarter_sums
 # A squared residual below this fraction of the largest squared row norm is rounding, not a
 # new direction (the rank test of find_anchors, on the device and in its error message).
 _RANK_TOL = 1e-24
+# The smallest searches are padded to this many rows and coordinates (zeros): small corpora and
+# thin factors (LAW's N x K) share one compiled search per K, at a cost of microseconds.
+_MIN_SHAPE = 64
+# Squared distances within this fraction of the largest squared row norm are a tie, which goes to
+# the lowest index: rows equal in exact arithmetic (words seen only together) differ by rounding,
+# which a permutation of the documents or a padded shape changes.
+_TIE_TOL = 1e-12
 #: The adaptive rule's lowest threshold is 2 x MIN_HALF_DOCS documents (choose_candidates).
 MIN_HALF_DOCS = 5
 
@@ -500,9 +507,12 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     Notes
     -----
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
-    index. Only K and ``cleanup`` are static under jit: one compilation per shape of Y, whatever
+    index, and squared distances within 1e-12 of the largest squared row norm are ties (rows
+    equal in exact arithmetic, such as words that occur only together, differ by rounding, which
+    the order of the documents changes). Only K and ``cleanup`` are static under jit: one compilation per shape of Y, whatever
     the number of seeds; Y's rows are padded (masked zero rows) to
-    :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row counts share it.
+    :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row counts share it,
+    and a Y smaller than 64 x 64 is padded with zeros to at least that.
 
     Examples
     --------
@@ -533,10 +543,10 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     padded[:num_seeds] = seeds
     # Masked zero rows up to a bucket: one compiled search serves similar row counts (the
     # adaptive threshold's subsets, fits on similar corpora). A zero row is never chosen and
-    # moves no other row's distances beyond rounding.
-    size = bucket(N)
-    Z, Z_mask = np.zeros((size, Y.shape[1])), np.zeros(size, dtype=bool)
-    Z[:N], Z_mask[:N] = Y, mask
+    # moves no other row's distances beyond rounding; nor do zero coordinates (small Y only).
+    size, width = max(_MIN_SHAPE, bucket(N)), max(_MIN_SHAPE, Y.shape[1])
+    Z, Z_mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
+    Z[:N, :Y.shape[1]], Z_mask[:N] = Y, mask
     with jax.enable_x64(True):
         # numpy in: jnp.asarray would compile a conversion program per argument (each one a
         # compilation, or a cache load, in every process).
@@ -577,18 +587,24 @@ def _householder_to_last(q):
     return jnp.eye(K, dtype=q.dtype) - jnp.where(vv > 1e-30, 2.0 / safe, 0.0) * jnp.outer(v, v)
 
 
+def _first_max(score, tie):
+    """The lowest index whose score is within ``tie`` of the largest."""
+    return jnp.argmax(score >= jnp.max(score) - tie)
+
+
 def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     N, d = Y.shape
     K = num_topics
     penalty = jnp.where(mask, 0.0, -jnp.inf)
     scale = jnp.max(jnp.sum(Y * Y, axis=1))
     tiny = _RANK_TOL * scale
+    tie = _TIE_TOL * scale
 
     def greedy(k, carry):
         Xr, U, C, S, dist = carry
         r2 = jnp.sum(Xr * Xr, axis=1)
         # The first num_seeds steps take the seeded rows: the span starts with them.
-        j = jnp.where(k < num_seeds, seeds[k], jnp.argmax(r2 + penalty))
+        j = jnp.where(k < num_seeds, seeds[k], _first_max(r2 + penalty, tie))
         nrm = jnp.sqrt(jnp.maximum(r2[j], 0.0))
         u = Xr[j] / jnp.where(nrm > 0, nrm, 1.0)
         c = Xr @ u  # = Y @ u, since u is orthogonal to the current span
@@ -608,7 +624,7 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
         q = a / jnp.linalg.norm(a)  # direction of span(S) orthogonal to every anchor but i
         t = C @ q
         score = jnp.sum(Xr * Xr, axis=1) + t * t + penalty
-        j = jnp.argmax(score)
+        j = _first_max(score, tie)
         H = _householder_to_last(q)
         U, C = U @ H, C @ H  # last basis vector is now u_i = U q, with coordinates t
         u_i = U[:, -1]

@@ -511,3 +511,28 @@ def test_similar_row_counts_share_one_program_and_padding_changes_nothing(monkey
         np.testing.assert_array_equal(got.greedy_indices, np.asarray(S0))
         np.testing.assert_allclose(got.distances, np.asarray(dist), rtol=1e-13, atol=0)
     assert len(set(shapes)) == 1 and shapes[0][0] > 101
+
+
+def test_small_inputs_share_one_program_per_k_and_rounding_does_not_break_ties(monkeypatch):
+    """A Y smaller than 64 x 64 is padded with zeros (the rows masked) to 64 x 64: one compiled
+    search per K for every small input, with the anchors of the unpadded program. Squared
+    distances within 1e-12 of the largest squared row norm tie, and a tie goes to the lowest
+    index whichever of the tied rows rounding made larger (a permutation of the documents
+    changes that rounding: test_properties' document-order property)."""
+    import gensim_anchor.anchors as anchors
+    from conftest import record_calls
+    rng = np.random.default_rng(1)
+    direct = anchors._fast_anchor_words
+    shapes = record_calls(monkeypatch, anchors, '_fast_anchor_words', lambda Z, *_, **__: Z.shape)
+    for rows, dim in ((12, 12), (40, 8), (30, 50)):
+        Y = rng.dirichlet(np.full(4, 0.5), size=rows) @ rng.random((4, dim))
+        with jax.enable_x64(True):
+            S = direct(Y, np.ones(rows, dtype=bool), np.zeros(4, dtype=np.int32), np.int32(0),
+                       num_topics=4, cleanup=True)[0]
+        np.testing.assert_array_equal(find_anchors(Y, 4).indices, np.asarray(S))
+    assert set(shapes) == {(64, 64)}
+    # Rows 1 and 2 are one point in exact arithmetic; rounding made row 2 the farther (by 4 ulps).
+    Y = np.array([[1.0, 0, 0], [0, 0, 2 * (1 - 1e-15)], [0, 0, 2], [0, 1, 0]])
+    assert np.sum(Y[2] ** 2) > np.sum(Y[1] ** 2)
+    result = find_anchors(Y, 2)
+    assert result.indices.tolist() == result.greedy_indices.tolist() == [1, 0]
