@@ -18,12 +18,27 @@ from pathlib import Path
 
 _compile = [0.0, 0]
 _registered = []
+_programs = []  # with SUITE_PROFILE_PROGRAMS=1: [name, argument shapes, compile seconds] per program
 
 
 def _listener(name, secs, **kw):
     if name.endswith('backend_compile_duration'):
         _compile[0] += secs
         _compile[1] += 1
+
+
+class _ProgramLog:
+    """Pairs JAX's 'Compiling NAME with global shapes ...' and 'Finished XLA compilation of NAME in
+    T sec' log lines (jax_log_compiles) into one record per compiled program."""
+    level = 0
+
+    def handle(self, record):
+        msg = record.getMessage()
+        if msg.startswith('Compiling '):
+            name, _, rest = msg[len('Compiling '):].partition(' with global shapes and types ')
+            _programs.append([name, rest.partition('. Argument mapping')[0], None])
+        elif msg.startswith('Finished XLA compilation of ') and _programs:
+            _programs[-1][2] = float(msg.rsplit(' in ', 1)[1].split()[0])
 
 
 def _cpu():
@@ -39,15 +54,22 @@ try:
         if not _registered:
             import jax.monitoring
             jax.monitoring.register_event_duration_secs_listener(_listener)
+            if os.environ.get('SUITE_PROFILE_PROGRAMS'):
+                import logging
+                jax.config.update('jax_log_compiles', True)
+                for name in ('jax._src.interpreters.pxla', 'jax._src.dispatch'):
+                    logging.getLogger(name).addHandler(_ProgramLog())
             _registered.append(True)
         w0, (s0, c0), k0, n0 = time.time(), _cpu(), _compile[0], _compile[1]
+        del _programs[:]
         yield
         w1, (s1, c1) = time.time(), _cpu()
         out = Path(os.environ.get('SUITE_PROFILE_DIR', '.'))
         out.mkdir(parents=True, exist_ok=True)
         with open(out / ('prof-%s.jsonl' % os.environ.get('PYTEST_XDIST_WORKER', 'main')), 'a') as f:
             f.write(json.dumps(dict(id=item.nodeid, wall=w1 - w0, cpu=s1 - s0, child=c1 - c0,
-                                    compile=_compile[0] - k0, programs=_compile[1] - n0)) + '\n')
+                                    compile=_compile[0] - k0, programs=_compile[1] - n0,
+                                    compiled=[p for p in _programs if p[2] is not None])) + '\n')
 except ImportError:  # pragma: no cover - the summary below needs no pytest
     pass
 

@@ -40,7 +40,7 @@ class TestAnchorModelContract(unittest.TestCase, basetmtests.TestBaseTopicModel)
 
     def setUp(self):
         dictionary, corpus = lee_corpus()
-        self.model = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0)
+        self.model = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0)
 
 
 def test_is_a_gensim_transformation(lee_model):
@@ -100,10 +100,10 @@ def test_print_topics_logs_anchor_words(lee_model, caplog):
 def test_str_and_stage_logging(lee, caplog):
     dictionary, corpus = lee
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):
-        model = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0, passes=10,
+        model = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0, passes=10,
                             iterations=400)
     text = caplog.text
-    assert str(model) == "AnchorModel<num_terms=%d, num_topics=4, loss=L2, num_docs=%d>" % (
+    assert str(model) == "AnchorModel<num_terms=%d, num_topics=8, loss=L2, num_docs=%d>" % (
         len(dictionary), model.num_docs)
     for stage in ('co-occurrence', 'FastAnchorWords', 'RecoverL2'):
         assert stage in text
@@ -117,18 +117,18 @@ def test_str_and_stage_logging(lee, caplog):
 
 def test_same_seed_same_model_and_different_seed_runs(lee):
     dictionary, corpus = lee
-    a = AnchorModel(corpus, num_topics=6, id2word=dictionary, random_state=3)
-    b = AnchorModel(iter(corpus), num_topics=6, id2word=dictionary, random_state=3)
+    a = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=3)
+    b = AnchorModel(iter(corpus), num_topics=8, id2word=dictionary, random_state=3)
     np.testing.assert_array_equal(a.anchors, b.anchors)
     np.testing.assert_array_equal(a.get_topics(), b.get_topics())
-    c = AnchorModel(corpus, num_topics=6, id2word=dictionary, random_state=np.random.RandomState(3))
+    c = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=np.random.RandomState(3))
     np.testing.assert_array_equal(a.anchors, c.anchors)
 
 
 @pytest.mark.parametrize('loss', ['L2', 'KL', 'original'])
 def test_each_loss_trains(lee, loss):
     dictionary, corpus = lee
-    model = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, loss=loss)
+    model = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0, loss=loss)
     topics = model.get_topics()
     np.testing.assert_allclose(topics.sum(axis=1, dtype=np.float64), 1.0, atol=1e-6)
     assert np.isfinite(topics).all() and (topics >= 0).all()
@@ -142,16 +142,16 @@ def test_each_loss_trains(lee, loss):
 
 def test_implicit_and_dense_q_give_the_same_topics(lee):
     dictionary, corpus = lee
-    a = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, q_mode='implicit')
-    b = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0, q_mode='dense')
+    a = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0, q_mode='implicit')
+    b = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0, q_mode='dense')
     np.testing.assert_array_equal(a.anchors, b.anchors)
     np.testing.assert_allclose(a.get_topics(), b.get_topics(), atol=1e-6)
 
 
 def test_update_equals_training_on_everything(lee):
     dictionary, corpus = lee
-    whole = AnchorModel(corpus, num_topics=5, id2word=dictionary, random_state=0)
-    parts = AnchorModel(corpus[:120], num_topics=5, id2word=dictionary, random_state=0)
+    whole = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0)
+    parts = AnchorModel(corpus[:120], num_topics=8, id2word=dictionary, random_state=0)
     assert parts.num_docs < whole.num_docs
     parts.update(corpus[120:])
     assert parts.num_docs == whole.num_docs
@@ -161,21 +161,21 @@ def test_update_equals_training_on_everything(lee):
 
 def test_untrained_model_and_id2word_only(lee):
     dictionary, corpus = lee
-    model = AnchorModel(id2word=dictionary, num_topics=4)
+    model = AnchorModel(id2word=dictionary, num_topics=8)
     assert model.num_terms == len(dictionary)
     with pytest.raises(RuntimeError, match='not been trained'):
         model.get_topics()
     model.update(corpus)
-    assert model.get_topics().shape == (4, len(dictionary))
+    assert model.get_topics().shape == (8, len(dictionary))
 
 
 def test_missing_id2word_is_inferred_and_plain_dict_accepted(lee):
     dictionary, corpus = lee
-    model = AnchorModel(corpus, num_topics=4, random_state=0)
+    model = AnchorModel(corpus, num_topics=8, random_state=0)
     assert isinstance(model.id2word, FakeDict)
     assert model.num_terms == 1 + max(i for doc in corpus for i, _ in doc)
     id2word = {i: dictionary[i] for i in dictionary.keys()}
-    plain = AnchorModel(corpus, num_topics=4, id2word=id2word, random_state=0)
+    plain = AnchorModel(corpus, num_topics=8, id2word=id2word, random_state=0)
     assert plain.num_terms == len(dictionary)
     assert plain.anchor_words == [dictionary[int(i)] for i in plain.anchors]
 
@@ -232,7 +232,7 @@ def test_saved_model_loads_without_jax(lee_model, tmp_path):
 
 def test_update_after_load_needs_saved_cooccurrence(lee, tmp_path):
     dictionary, corpus = lee
-    model = AnchorModel(corpus[:150], num_topics=4, id2word=dictionary, random_state=0)
+    model = AnchorModel(corpus[:150], num_topics=8, id2word=dictionary, random_state=0)
     plain, full = str(tmp_path / 'plain.model'), str(tmp_path / 'full.model')
     model.save(plain)
     model.save(full, save_cooccurrence=True)
@@ -240,7 +240,7 @@ def test_update_after_load_needs_saved_cooccurrence(lee, tmp_path):
         AnchorModel.load(plain).update(corpus[150:])
     resumed = AnchorModel.load(full)
     resumed.update(corpus[150:])
-    whole = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0)
+    whole = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0)
     np.testing.assert_allclose(resumed.get_topics(), whole.get_topics(), atol=1e-6)
 
 
@@ -310,8 +310,8 @@ def test_short_documents_are_skipped_and_counted(lee, caplog):
     dictionary, corpus = lee
     noisy = [[]] + corpus[:100] + [[(0, 1)], []] + corpus[100:]
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):
-        model = AnchorModel(noisy, num_topics=4, id2word=dictionary, random_state=0)
-    clean = AnchorModel(corpus, num_topics=4, id2word=dictionary, random_state=0)
+        model = AnchorModel(noisy, num_topics=8, id2word=dictionary, random_state=0)
+    clean = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0)
     assert 'skipped 3 of %d documents with fewer than 2 tokens' % len(noisy) in caplog.text
     np.testing.assert_array_equal(model.anchors, clean.anchors)
     np.testing.assert_allclose(model.get_topics(), clean.get_topics(), atol=1e-6)
@@ -330,10 +330,10 @@ def test_a_few_capped_words_are_info_a_real_share_a_warning(lee, caplog, monkeyp
     # the steps of the default fit's slowest words (each word's steps do not depend on the cap).
     import gensim_anchor.anchormodel as anchormodel
     dictionary, corpus = lee
-    steps = AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0).solver_n_iter
+    steps = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0).solver_n_iter
     max_iter = int(np.sort(steps)[-3])
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):
-        model = AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0,
+        model = AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0,
                             max_iter=max_iter)
     capped = int((~model.solver_converged).sum())
     solved = int((model.solver_n_iter > 0).sum())  # at most the words solved (some take 0 steps)
@@ -344,7 +344,7 @@ def test_a_few_capped_words_are_info_a_real_share_a_warning(lee, caplog, monkeyp
     caplog.clear()
     monkeypatch.setattr(anchormodel, 'CAPPED_WARNING_SHARE', capped / len(dictionary))
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):
-        AnchorModel(corpus, num_topics=10, id2word=dictionary, random_state=0, max_iter=max_iter)
+        AnchorModel(corpus, num_topics=8, id2word=dictionary, random_state=0, max_iter=max_iter)
     records = [r for r in caplog.records if 'stopped before the duality gap' in r.getMessage()]
     assert [r.levelno for r in records] == [logging.WARNING]
 

@@ -39,6 +39,12 @@ print(json.dumps(dict(
     cache_dir=_compile_cache.cache_dir(), jax_dir=jax.config.jax_compilation_cache_dir)))
 """
 
+# CHILD, then inference (model[bow] and model.inference): the traces it adds, counted apart.
+CHILD_INFERENCE = CHILD.replace("traces=len(traced)", "traces=fit_traces").replace(
+    "print(json.dumps(dict(",
+    "fit_traces = len(traced)\nlist(model[common_corpus])\ngamma = model.inference(common_corpus)[0]\n"
+    "print(json.dumps(dict(inference_traces=len(traced) - fit_traces, ")
+
 
 def run_child(env_update, code=CHILD):
     env = {k: v for k, v in os.environ.items()
@@ -60,7 +66,7 @@ def filled(tmp_path_factory):
     """A first process's CHILD output and the cache it filled: each cold run costs a full
     compilation, so the tests that start from a filled cache share one (and copy it)."""
     cache = tmp_path_factory.mktemp('filled') / 'cache'
-    return run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}), cache
+    return run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, CHILD_INFERENCE), cache
 
 
 def filled_copy(filled, tmp_path):
@@ -96,11 +102,35 @@ def test_the_default_directory_is_the_platform_cache(tmp_path):
         assert out['cache_dir'] == str(tmp_path / 'gensim_anchor' / ('jax-' + jax.__version__))
 
 
-@pytest.mark.parametrize('value', ['', 'off'])
+# Both layers of the cache (a stored_jit program, and a plain jitted one under persistent_cache),
+# without a whole fit: the switch is read once per process, before anything compiles.
+SMALL = r"""
+import json
+import jax
+import numpy as np
+from gensim_anchor import _compile_cache
+stored = _compile_cache.stored_jit(jax.jit(lambda x: x + 1))
+with _compile_cache.persistent_cache():
+    stored(np.ones(3))
+    jax.jit(lambda x: x * 2)(np.ones(3))
+print(json.dumps(dict(cache_dir=_compile_cache.cache_dir(), jax_dir=jax.config.jax_compilation_cache_dir)))
+"""
+
+
+@pytest.mark.parametrize('value', ['', 'off', None])
 def test_the_environment_variable_switches_it_off(tmp_path, value):
-    out = run_child({'GENSIM_ANCHOR_CACHE_DIR': value, 'XDG_CACHE_HOME': str(tmp_path)})
-    assert out['cache_dir'] is None and out['jax_dir'] is None
-    assert not entries(tmp_path)
+    env = {'XDG_CACHE_HOME': str(tmp_path)}
+    if value is not None:
+        env['GENSIM_ANCHOR_CACHE_DIR'] = value
+    out = run_child(env, SMALL)
+    if value is None:  # the control: the same process, cache on, writes both kinds of entry
+        written = entries(tmp_path)
+        assert out['cache_dir'] == out['jax_dir'] and out['cache_dir'].startswith(str(tmp_path))
+        assert any(p.parent.name == 'executables' for p in written)
+        assert any(p.parent.name != 'executables' for p in written)
+    else:
+        assert out['cache_dir'] is None and out['jax_dir'] is None
+        assert not entries(tmp_path)
 
 
 def test_a_cache_directory_configured_for_jax_is_left_alone(tmp_path):
@@ -150,22 +180,20 @@ def test_two_processes_fitting_at_once_both_succeed(tmp_path):
     assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})['topics'] == results[0]['topics']
 
 
-def test_the_cache_serves_after_the_users_own_jax_code(tmp_path):
-    cache = tmp_path / 'cache'
+def test_the_cache_serves_after_the_users_own_jax_code(filled, tmp_path):
+    first, cache = filled_copy(filled, tmp_path)
     before = "import jax, jax.numpy as jnp\nprint(float(jax.jit(lambda x: x + 1)(jnp.ones(3)).sum()))\n"
-    first = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
-    assert first['cache_dir'] == str(cache)
-    assert any(p.parent.name == 'executables' for p in entries(cache))
-    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
-    assert second['topics'] == first['topics'] and not second['warnings']
+    after = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, before + CHILD)
+    assert after['cache_dir'] == str(cache)
+    assert after['traces'] == 0 and after['misses'] == 0  # JAX already ran: still all loaded
+    assert after['topics'] == first['topics'] and not after['warnings']
 
 
-def test_inference_in_a_second_process_compiles_nothing(tmp_path):
-    cache = tmp_path / 'cache'
-    code = CHILD.replace("print(json.dumps(dict(", "list(model[common_corpus]); traced.clear()\n"
-                         "gamma = model.inference(common_corpus)[0]\nprint(json.dumps(dict(")
-    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)
-    assert run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, code)['traces'] == 0
+def test_inference_in_a_second_process_compiles_nothing(filled, tmp_path):
+    first, cache = filled_copy(filled, tmp_path)
+    assert first['inference_traces'] > 0  # the first process compiled inference's programs
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, CHILD_INFERENCE)
+    assert second['traces'] == 0 and second['inference_traces'] == 0
 
 
 def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):
@@ -193,8 +221,8 @@ def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(
     assert stored
     for p in stored:
         os.utime(p, (1, 1))  # as if last used in 1970
-    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)})
-    assert second['traces'] == 0  # all loaded ...
+    second = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache)}, CHILD_INFERENCE)
+    assert second['traces'] == 0 and second['inference_traces'] == 0  # all loaded ...
     assert all(p.stat().st_mtime > 1 for p in stored)  # ... and the loads refreshed them
     # The limit: megabytes from the environment; 0 empties the cache at the next start.
     monkeypatch.setenv(_compile_cache.MAX_MB_VAR, '0.5')
@@ -202,5 +230,8 @@ def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(
     monkeypatch.setenv(_compile_cache.MAX_MB_VAR, 'lots')
     with pytest.warns(RuntimeWarning, match="GENSIM_ANCHOR_CACHE_MAX_MB='lots' is not a number"):
         assert _compile_cache._max_bytes() == _compile_cache.DEFAULT_MAX_MB * 2 ** 20
-    third = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache), _compile_cache.MAX_MB_VAR: '0'})
-    assert third['traces'] > 0  # the cache was emptied first: everything compiled again
+    # A process that only configures the cache (cache_dir()) prunes it: nothing is left.
+    run_child({'GENSIM_ANCHOR_CACHE_DIR': str(cache), _compile_cache.MAX_MB_VAR: '0'},
+              "from gensim_anchor import _compile_cache; import json; "
+              "print(json.dumps(dict(cache_dir=_compile_cache.cache_dir())))")
+    assert stored and not list(_compile_cache._entries(cache))

@@ -108,9 +108,9 @@ def test_seeded_and_converging(tiny):
     assert np.any(a != b)
     assert np.max(np.abs(a - b)) < 1.0
     error = {samples: np.mean([np.abs(run(seed, samples) - exact).mean() for seed in range(4)])
-             for samples in (10, 10_000)}
-    assert error[10_000] < error[10] / 5
-    assert error[10_000] < 0.01
+             for samples in (10, 2000)}
+    assert error[2000] < error[10] / 5
+    assert error[2000] < 0.01
 
 
 def test_unknown_and_empty_documents(tiny):
@@ -206,8 +206,9 @@ def test_a_document_scores_the_same_alone_and_in_a_batch():
     alpha = np.array([0.2, 0.5, 0.1])
     corpus = [[(int(w), int(c)) for w, c in zip(*np.unique(rng.integers(0, V, size=n),
                                                            return_counts=True))]
-              for n in (3, 40, 17, 900, 8, 250, 2, 60)]
+              for n in (3, 400, 17, 900, 8, 600, 2, 60)]
     batched = document_log_likelihood(topics, alpha, corpus, random_state=1).log_p
+    # Documents of one padded length (1024) as the batch's: one compiled program for the test.
     for index in (1, 3, 5):  # empty documents before it keep its index, hence its random numbers
         alone = document_log_likelihood(topics, alpha, [[]] * index + [corpus[index]],
                                         random_state=1).log_p[index]
