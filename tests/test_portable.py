@@ -116,7 +116,7 @@ def test_original_loss_and_seeded_anchors(common, tmp_path):
 
 def test_refinement_record_survives(common, tmp_path):
     dictionary, corpus = common
-    model = AnchorModel(corpus, num_topics=2, id2word=dictionary, random_state=0)
+    model = AnchorModel(corpus, num_topics=3, id2word=dictionary, random_state=0)
     model.refine(corpus, method='vb', passes=1)
     model.save_portable(tmp_path / 'm')
     loaded = AnchorModel.load_portable(tmp_path / 'm')
@@ -139,7 +139,7 @@ def test_mmap(lee_model, tmp_path):
 @pytest.mark.parametrize('q_mode', ['implicit', 'dense'])
 def test_update_after_load_is_the_same_as_on_the_original(lee, tmp_path, q_mode):
     dictionary, corpus = lee
-    original = AnchorModel(corpus[:150], num_topics=4, id2word=dictionary, random_state=0,
+    original = AnchorModel(corpus[:150], num_topics=8, id2word=dictionary, random_state=0,
                            q_mode=q_mode)
     original.save_portable(tmp_path / 'plain')
     original.save_portable(tmp_path / 'full', save_cooccurrence=True)
