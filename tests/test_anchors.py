@@ -455,7 +455,9 @@ def test_default_model_uses_the_adaptive_rule(sparse_topics, caplog):
     import logging
     from gensim_anchor import AnchorModel
     synth, cooc = sparse_topics
-    options = dict(num_topics=10, id2word={i: str(i) for i in range(1000)}, random_state=0)
+    # alpha='symmetric': no alpha search, which comes after the anchors this test is about.
+    options = dict(num_topics=10, id2word={i: str(i) for i in range(1000)}, random_state=0,
+                   alpha='symmetric')
     with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
         model = AnchorModel(synth.corpus, q_mode='implicit', **options)
     line = [r.getMessage() for r in caplog.records if 'held-out anchor volume' in r.getMessage()]
@@ -477,7 +479,7 @@ def test_gibbs_refined_model_starts_from_the_fixed_rule(sparse_topics, caplog):
     from gensim_anchor import AnchorModel
     synth, _ = sparse_topics
     options = dict(num_topics=10, id2word={i: str(i) for i in range(1000)}, random_state=0,
-                   q_mode='implicit')
+                   q_mode='implicit', alpha='symmetric')
     with caplog.at_level(logging.INFO, logger='gensim_anchor.pipeline'):
         refined = AnchorModel(synth.corpus, refine='gibbs', refine_options=dict(num_sweeps=4, burn_in=2),
                               **options)
