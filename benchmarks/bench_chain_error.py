@@ -4,7 +4,8 @@ topics, the bound that test holds a CPU to when it has no pinned chain for it.
 The corpus and options are the test's (3,000 documents of 60 tokens from 8 random topics over 500
 words, ``loss='L2'``, ``anchor_min_df=100``, ``refine(corpus, 'gibbs', num_sweeps=20,
 burn_in=10, eta=0.01)``); only ``random_state`` changes. Prints, per seed, the mean L1 distance
-to the true topics after matching (tests/conftest.py's ``matched_l1``) of the anchor fit and of
+to the true topics after matching (:func:`gensim_anchor.evaluation.topic_recovery_l1`, the
+measure of the test's bound) of the anchor fit and of
 the refined one, and the refined alpha's sum.
 
 Usage::
@@ -15,18 +16,16 @@ Appends its lines to ``benchmarks/results/bench_chain_error.log``.
 """
 import argparse
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / 'tests'))
-from conftest import matched_l1  # noqa: E402
-from gensim_anchor import AnchorModel  # noqa: E402
-from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus  # noqa: E402
+from gensim_anchor import AnchorModel
+from gensim_anchor.evaluation import topic_recovery_l1
+from gensim_anchor.synthetic import random_topics, semi_synthetic_corpus
 
+HERE = Path(__file__).resolve().parent
 LOG = HERE / 'results' / 'bench_chain_error.log'
 
 
@@ -51,9 +50,9 @@ def main():
     for seed in args.seeds:
         model = AnchorModel(synth.corpus, num_topics=8, id2word=synth.dictionary, loss='L2',
                             anchor_min_df=100, random_state=seed)
-        anchor = matched_l1(truth.T, model.get_topics().T)[0].mean()
+        anchor = topic_recovery_l1(truth.T, model).mean
         model.refine(synth.corpus, 'gibbs', num_sweeps=20, burn_in=10, eta=0.01)
-        refined = matched_l1(truth.T, model.get_topics().T)[0].mean()
+        refined = topic_recovery_l1(truth.T, model).mean
         lines.append('seed %d  anchor fit L1 %.4f  refined L1 %.4f  alpha sum %.4f'
                      % (seed, anchor, refined, float(np.sum(model.alpha))))
         print(lines[-1], flush=True)

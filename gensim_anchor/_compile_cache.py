@@ -289,6 +289,12 @@ def _install_checked_cache(path):
         pass
 
 
+def power_of_two(n, minimum=1):
+    """The smallest power of two >= ``n``, and at least ``minimum``: the padded number of topic
+    columns sent to inference and to the likelihood estimator (one program for many calls)."""
+    return max(int(minimum), 1 << max(int(n) - 1, 0).bit_length())
+
+
 def bucket(n):
     """``n`` rounded up by at most 1/8 to a number with 4 significant bits: inputs of similar
     sizes (corpora, Dask partitions, sets of anchor candidates) padded to it share one compiled

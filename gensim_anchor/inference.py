@@ -39,7 +39,7 @@ import numpy as np
 from jax.scipy.special import digamma
 
 from ._bow import parse_chunk, split_documents
-from ._compile_cache import stored_jit
+from ._compile_cache import power_of_two, stored_jit
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     # whole matrix cost 45 ms per model[bow] call at V = 50,000, K = 100. Their number is padded
     # to a power of two (a few compiled shapes), with columns no document points to.
     used = parsed.columns
-    num_columns = max(_MIN_COLUMNS, 1 << max(0, (len(used) - 1).bit_length()))
+    num_columns = power_of_two(len(used), _MIN_COLUMNS)
     beta = np.full((K, num_columns), TOPIC_FLOOR)
     beta[:, :len(used)] = np.maximum(topics[:, used].astype(np.float64), TOPIC_FLOOR)
     D = len(lengths)

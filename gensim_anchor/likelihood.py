@@ -118,7 +118,7 @@ from gensim import utils
 from jax.scipy.special import logsumexp
 
 from ._bow import parse_chunk, split_documents
-from ._compile_cache import stored_jit
+from ._compile_cache import power_of_two, stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
 from ._validation import check_int, check_topics
@@ -385,7 +385,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     # Each column's values are those of beta, so every estimate is as with the whole matrix;
     # the padding columns (floored, finite) are never read.
     used = np.unique(np.concatenate([docs[d][0] for d in order]))
-    local = np.full((K, max(_MIN_COLUMNS, 1 << (len(used) - 1).bit_length())), TOPIC_FLOOR)
+    local = np.full((K, power_of_two(len(used), _MIN_COLUMNS)), TOPIC_FLOOR)
     local[:, :len(used)] = beta[:, used]
     cap = _BATCH_ELEMENTS // (G * num_particles * (_padded_length(lengths.max()) + K))
     # Full batches even for a few documents: one program per (K, G, length) however many
