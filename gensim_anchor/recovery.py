@@ -478,17 +478,20 @@ def _solve_l2_pairwise(XX, XY, eps, max_iter, lanes, steps):
     update = functools.partial(_l2_pairwise_update, XX, eps, max_iter, steps)
     vertex = jnp.argmin(jnp.diagonal(XX)[None, :] - 2.0 * XY, axis=1)
     X0 = jax.nn.one_hot(vertex, XX.shape[0], dtype=XY.dtype)
-    zero = jnp.zeros(n, int)
-    x, it, _ = _pool_solve(init, update, finished, (XY, X0, zero), n, lanes)
-    gap = _l2_exact_gap(XX, XY, x)
-    again = (gap >= eps) & (it < max_iter)
-    order = jnp.argsort(~again, stable=True)  # the words to go on with, first
-    x2, it2, _ = _pool_solve(init, update, finished, (XY[order], x[order], it[order]),
-                             jnp.sum(again), lanes)
-    back = jnp.argsort(order)  # the inverse permutation
-    redo = back < jnp.sum(again)
-    x = jnp.where(redo[:, None], x2[back], x)
-    it = jnp.where(redo, it2[back], it)
+
+    def round_(state):
+        # Two rounds of one pool (a loop, so the pool is compiled once, not twice): every word
+        # from its vertex, then those whose recomputed gap misses eps, from where they stopped.
+        r, x, it = state
+        again = (r == 0) | ((_l2_exact_gap(XX, XY, x) >= eps) & (it < max_iter))
+        order = jnp.argsort(~again, stable=True)  # the words to go on with, first
+        x2, it2, _ = _pool_solve(init, update, finished, (XY[order], x[order], it[order]),
+                                 jnp.sum(again), lanes)
+        back = jnp.argsort(order)  # the inverse permutation
+        redo = back < jnp.sum(again)
+        return r + 1, jnp.where(redo[:, None], x2[back], x), jnp.where(redo, it2[back], it)
+
+    _, x, it = jax.lax.while_loop(lambda state: state[0] < 2, round_, (0, X0, jnp.zeros(n, int)))
     x = x / jnp.sum(x, axis=1, keepdims=True)
     return x, it, _l2_exact_gap(XX, XY, x)
 
