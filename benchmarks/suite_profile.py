@@ -6,6 +6,10 @@ Usage (from the repository root; one file per xdist worker under ``$SUITE_PROFIL
     SUITE_PROFILE_DIR=/tmp/prof PYTHONPATH=benchmarks python -m pytest -p suite_profile -n 2
     python benchmarks/suite_profile.py /tmp/prof        # totals, and the 20 costliest files
 
+With ``SUITE_PROFILE_PROGRAMS=1`` it also records each compiled program (function, argument
+shapes, seconds; from JAX's ``jax_log_compiles`` lines), and the summary adds the costliest
+functions.
+
 It produced the per-test figures of ``benchmarks/results/test_suite_time.log`` (session 23).
 """
 import collections
@@ -86,6 +90,15 @@ def summarise(directory):
     print('   cpu  child compile programs file')
     for name, (cpu, child, comp, n) in sorted(files.items(), key=lambda x: -(x[1][0] + x[1][1]))[:20]:
         print('%6.0f %6.0f %6.0f %4d %s' % (cpu, child, comp, n, name))
+    functions = collections.defaultdict(lambda: [0.0, 0])
+    for r in rows:
+        for name, _, secs in r.get('compiled', ()):
+            functions[name][0] += secs
+            functions[name][1] += 1
+    if functions:  # recorded with SUITE_PROFILE_PROGRAMS=1
+        print('compile programs function')
+        for name, (secs, n) in sorted(functions.items(), key=lambda x: -x[1][0])[:10]:
+            print('%7.0f %8d %s' % (secs, n, name))
 
 
 if __name__ == '__main__':
