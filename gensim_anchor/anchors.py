@@ -509,10 +509,10 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     Computed in float64 (scoped with ``jax.enable_x64``). Deterministic: ties go to the lowest
     index, and squared distances within 1e-12 of the largest squared row norm are ties (rows
     equal in exact arithmetic, such as words that occur only together, differ by rounding, which
-    the order of the documents changes). Only K and ``cleanup`` are static under jit: one compilation per shape of Y, whatever
-    the number of seeds; Y's rows are padded (masked zero rows) to
-    :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row counts share it,
-    and a Y smaller than 64 x 64 is padded with zeros to at least that.
+    the order of the documents changes). Only K and ``cleanup`` are static under jit: one
+    compilation per shape of Y, whatever the number of seeds; Y's rows are padded (masked zero
+    rows) to :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row
+    counts share it, and a Y smaller than 64 x 64 is padded with zeros to at least that.
 
     Examples
     --------
