@@ -9,9 +9,13 @@ off, compiled twice (two fresh jit wrappers of the same function):
 Usage::
 
     python benchmarks/bench_compile.py [--programs filter l2 anchors] [--repo PATH]
+                                       [--xla-flags=FLAGS ...]
 
-``--repo`` times another checkout's package (e.g. a ``git worktree`` of an earlier commit).
-Appends to ``benchmarks/results/bench_compile.log``.
+``--repo`` times another checkout's package (e.g. a ``git worktree`` of an earlier commit);
+each ``--xla-flags=...`` is one setting of ``XLA_FLAGS`` (default: none), e.g.
+``--xla-flags= --xla-flags=--xla_backend_optimization_level=1``. Appends to
+``benchmarks/results/bench_compile.log`` (``bench_filter_compile.log`` holds the filter's
+figures of the script this one replaced, the same child program).
 """
 import argparse
 import os
@@ -60,19 +64,24 @@ def main():
     parser.add_argument('--programs', nargs='+', default=['filter', 'l2', 'anchors'],
                         choices=['filter', 'l2', 'anchors'])
     parser.add_argument('--repo', default=str(HERE.parent))
+    parser.add_argument('--xla-flags', action='append', dest='flags',
+                        help="one XLA_FLAGS setting per use (default: one, empty)")
     args = parser.parse_args()
+    settings = args.flags or ['']
     repo = Path(args.repo).resolve()
     commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=repo, capture_output=True,
                             text=True).stdout.strip()
-    lines = ['# %s  commit %s  $ python benchmarks/bench_compile.py --programs %s%s'
+    lines = ['# %s  commit %s  $ python benchmarks/bench_compile.py --programs %s%s%s'
              % (time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime()), commit, ' '.join(args.programs),
-                '' if repo == HERE.parent else ' --repo <worktree of %s>' % commit)]
-    env = dict(os.environ, GENSIM_ANCHOR_CACHE_DIR='off', PYTHONPATH=str(repo))
-    for name in args.programs:
-        out = subprocess.run([sys.executable, '-c', CHILD, name], env=env, cwd=str(repo),
-                             capture_output=True, text=True, check=True)
-        lines.append('%-8s compile s: %s' % (name, out.stdout.strip()))
-        print(lines[-1], flush=True)
+                '' if repo == HERE.parent else ' --repo <worktree of %s>' % commit,
+                ''.join(' --xla-flags=%s' % f for f in args.flags or ()))]
+    for flags in settings:
+        env = dict(os.environ, GENSIM_ANCHOR_CACHE_DIR='off', PYTHONPATH=str(repo), XLA_FLAGS=flags)
+        for name in args.programs:
+            out = subprocess.run([sys.executable, '-c', CHILD, name], env=env, cwd=str(repo),
+                                 capture_output=True, text=True, check=True)
+            lines.append('%-8s %-40s compile s: %s' % (name, 'XLA_FLAGS=%r' % flags, out.stdout.strip()))
+            print(lines[-1], flush=True)
     with open(LOG, 'a') as log:
         log.write('\n'.join(lines) + '\n')
 
