@@ -135,7 +135,7 @@ def peak_rss_mb():
 def cluster(workers, args):
     from distributed import Client, LocalCluster
     cl = LocalCluster(n_workers=workers, threads_per_worker=args.threads_per_worker, processes=True,
-                      dashboard_address=None, memory_limit=0)
+                      dashboard_address=':0', memory_limit=0)
     client = Client(cl, set_as_default=False)
     cores = sorted(os.sched_getaffinity(0))
     for i, address in enumerate(sorted(client.nthreads())):

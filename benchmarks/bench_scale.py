@@ -274,7 +274,7 @@ def worker_dask(paths, workers):
     from distributed import Client, LocalCluster
     from gensim_anchor.distributed import build_cooccurrence_dask
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=':0') as cluster, Client(cluster) as client:
         client.run(lambda: __import__('gensim_anchor.cooccurrence'))  # imports not timed
 
         def worker_cpu():  # CPU seconds of each worker process so far

@@ -898,7 +898,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
             >>> model = AnchorModel(corpus, num_topics=2, id2word=dictionary, anchor_min_df=1,
             ...                     alpha='symmetric', random_state=1)
-            >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+            >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=':0') as cluster, \\
             ...         Client(cluster) as client:
             ...     bag = db.from_sequence(corpus, npartitions=3)
             ...     _ = model.refine(bag, 'gibbs', num_sweeps=6, burn_in=3, client=client)

@@ -49,7 +49,7 @@ Examples
     >>> from gensim_anchor.cooccurrence import build_cooccurrence
     >>> dictionary = Dictionary(common_texts)
     >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
-    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=':0') as cluster, \\
     ...         Client(cluster) as client:
     ...     cooc = build_cooccurrence_dask([corpus[:4], corpus[4:]], len(dictionary), client=client)
     ...     Q = cooc.to_dense()

@@ -57,7 +57,7 @@ Examples
     >>> from gensim_anchor import AnchorModel
     >>> dictionary = Dictionary(common_texts)
     >>> corpus = [dictionary.doc2bow(text) for text in common_texts]
-    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=':0') as cluster, \\
     ...         Client(cluster) as client:
     ...     bag = db.from_sequence(corpus, npartitions=2)
     ...     model = AnchorModel(bag, num_topics=2, id2word=dictionary, anchor_min_df=1,
@@ -573,7 +573,7 @@ def gibbs_refine_dask(topics, alpha, corpus, *, client=None, p_z=None, num_sweep
         >>> from gensim_anchor.distributed_hybrid import gibbs_refine_dask
         >>> docs = [[(0, 3), (1, 2)], [(2, 4), (3, 1)]] * 10
         >>> topics = np.array([[0.4, 0.4, 0.1, 0.1], [0.1, 0.1, 0.4, 0.4]])
-        >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+        >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=':0') as cluster, \\
         ...         Client(cluster) as client:
         ...     result = gibbs_refine_dask(topics, [0.5, 0.5], db.from_sequence(docs, npartitions=2),
         ...                                client=client, num_sweeps=10, burn_in=5, random_state=0)

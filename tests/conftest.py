@@ -46,7 +46,7 @@ def client():
     say so (``client.as_current()``)."""
     distributed = pytest.importorskip('distributed')
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
+                                       dashboard_address=':0')
     client = distributed.Client(cluster, set_as_default=False)
     yield client
     client.close()

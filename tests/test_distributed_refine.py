@@ -153,7 +153,7 @@ def test_bad_input_is_refused_before_any_sweep(client, data):
     assert sweeps == []
     with pytest.raises(ValueError, match="sampler='blocked' has no Dask form"):
         refine(model, bag(train), client, sampler='blocked', **FIXED)
-    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty, \
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=':0') as empty, \
             distributed.Client(empty, set_as_default=False) as idle:
         with pytest.raises(ValueError, match="the Dask client has no workers"):
             refine(model, bag(train), idle, **FIXED)
