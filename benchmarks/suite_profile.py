@@ -10,7 +10,8 @@ With ``SUITE_PROFILE_PROGRAMS=1`` it also records each compiled program (functio
 shapes, seconds; from JAX's ``jax_log_compiles`` lines), and the summary adds the costliest
 functions.
 
-It produced the per-test figures of ``benchmarks/results/test_suite_time.log`` (session 23).
+It produced the per-test and per-function figures of ``benchmarks/results/test_suite_time.log``
+(sessions 23 and 24).
 """
 import collections
 import json

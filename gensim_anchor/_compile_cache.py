@@ -290,8 +290,9 @@ def _install_checked_cache(path):
 
 
 def power_of_two(n, minimum=1):
-    """The smallest power of two >= ``n``, and at least ``minimum``: the padded number of topic
-    columns sent to inference and to the likelihood estimator (one program for many calls)."""
+    """The smallest power of two >= ``n``, and at least ``minimum``: the padded sizes (topic
+    columns, document lengths, documents per call) of inference and of the likelihood
+    estimator's columns, so that one program serves many calls."""
     return max(int(minimum), 1 << max(int(n) - 1, 0).bit_length())
 
 

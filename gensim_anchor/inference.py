@@ -99,7 +99,7 @@ def pad_documents(chunk, num_terms, doc_offset=0):
     lengths, flat_ids, flat_counts = parse_chunk(chunk, None, doc_offset, unknown='keep',
                                                  whole_counts=None)
     parsed = _Parsed(lengths, flat_ids, flat_counts, num_terms)
-    L = max(_MIN_PAD, 1 << max(0, (int(lengths.max(initial=1)) - 1).bit_length()))
+    L = power_of_two(lengths.max(initial=1), _MIN_PAD)
     ids, counts = parsed.padded(np.arange(len(lengths)), len(lengths), L)
     return ids, counts, parsed.pairs(np.arange(len(lengths)))
 
@@ -256,7 +256,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
             members = np.flatnonzero(pads == width)
             # A lone document (model[bow]) is not padded to _MIN_PAD documents: the vmapped
             # loop would run them all, at _MIN_PAD times its cost.
-            size = 1 if len(members) == 1 else max(_MIN_PAD, 1 << (len(members) - 1).bit_length())
+            size = 1 if len(members) == 1 else power_of_two(len(members), _MIN_PAD)
             ids, counts = parsed.padded(members, size, int(width), local=True)
             g, it, extra = _infer_chunk(beta_j, alpha_j, ids, counts, max_iter_j, tol_j,
                                         collect_sstats and not return_phi, return_phi)

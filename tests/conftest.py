@@ -31,6 +31,7 @@ from gensim_anchor import synthetic  # noqa: E402
 # E[W W^T] of Dirichlet proportions: the package's (checked by Monte Carlo in test_synthetic.py).
 dirichlet_second_moment = synthetic.dirichlet_second_moment
 
+
 def pytest_collection_modifyitems(config, items):
     """The tutorials' notebooks first (some 35 s each, in a kernel of their own): last in the
     collection, they ran at the end, one worker on a notebook while the other had nothing left.
