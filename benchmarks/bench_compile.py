@@ -2,7 +2,8 @@
 off, compiled twice (two fresh jit wrappers of the same function):
 
 * ``filter``: the likelihood's particle filter (``likelihood._filter_batch``; K=10, 2,048 columns,
-  5 alphas, 64 documents of 64 tokens, the default particles and moves);
+  64 rows of 64 tokens, the default particles and moves; before the filter's rows were documents
+  at one alpha_0 each, 64 documents at 5 alphas);
 * ``l2``: RecoverL2's pairwise solver (``recovery._solve_l2_pairwise``; K=10, 640 words);
 * ``anchors``: FastAnchorWords (``anchors._fast_anchor_words``; 288 x 1000, K=8, with cleanup).
 
@@ -36,6 +37,8 @@ if name == 'filter':
     raw, static = likelihood._filter_batch._jitted.__wrapped__, ('num_particles', 'num_moves')
     args = (np.full((10, 2048), 1 / 2048), np.full(10, 0.1), np.ones(5), np.zeros((64, 64), np.int32),
             np.ones((64, 64), np.int32), np.int64(0), np.zeros(64, np.uint32))
+    if 'num_topics' in raw.__code__.co_varnames:  # since 2026-11-29: rows, each with its alpha_0
+        args = args[:2] + (np.ones(64),) + args[3:] + (np.int32(10),)
     kwargs = dict(num_particles=likelihood.DEFAULT_NUM_SAMPLES, num_moves=likelihood.DEFAULT_NUM_MOVES)
 elif name == 'l2':
     raw, static = recovery._solve_l2_pairwise._jitted.__wrapped__, ('lanes', 'steps')

@@ -78,10 +78,11 @@ particle of the batch needs it: copied on every step, they made a long document'
 the square of its length (16,000 tokens: 5.5 s before, 1.0 s now; 100,000 and 1,000,000 tokens
 now 6.4 and 62 s, the 61 to 64 us per token of a document of 1,000:
 ``benchmarks/bench_likelihood.py``, its log). Documents are sorted by length and cut into
-batches of up to 64; a batch is one jitted ``lax.fori_loop`` over its longest
-document's tokens, ``vmap``-ed over its documents (and over the values of alpha_0 in
-:func:`.dirichlet.fit_alpha_scale`). Arrays are padded to a power of 4 tokens (at least 16), so
-that few shapes are compiled (on first use). 1,000 KOS documents (138k tokens, K = 50 random
+batches of up to 64 (more when every document is short); a batch is one jitted
+``lax.fori_loop`` over its longest document's tokens, ``vmap``-ed over its rows: a row is a
+document at one value of alpha_0 (:func:`.dirichlet.fit_alpha_scale` scores several).
+Arrays are padded to a power of 4 tokens (at least 16), so that few shapes are compiled (on
+first use). 1,000 KOS documents (138k tokens, K = 50 random
 topics, defaults) take 6.1 s on 2 CPU cores, 11.0 s on the first call, with the compilation
 (``benchmarks/bench_likelihood.py``, log in ``benchmarks/results``).
 
@@ -135,15 +136,23 @@ _ESS_FRACTION = 0.5
 # Documents are padded to a power of 4 tokens, at least this many: the loop stops at the batch's
 # longest document, so padding costs memory only, and coarse lengths mean few compilations.
 _MIN_PAD = 16
-# Documents per jitted call are capped so that the particle states (alphas x documents x
-# particles x (padded length + K)) stay below this many elements (2^24: 128 MB in float64).
+# Rows per jitted call are capped so that the particle states (rows x particles x (padded
+# length + K)) stay below this many elements (2^24: 128 MB in float64).
 _BATCH_ELEMENTS = 1 << 24
 # The columns sent are padded to a power of two, at least this many: a few documents' words and a
 # small vocabulary's share one program (the padding columns cost K x 4096 floats per call).
 _MIN_COLUMNS = 4096
-# At most this many documents per call: the documents of a batch (sorted by length) all take
-# as many steps as its longest, so smaller batches waste less on the long tail of lengths.
+# Rows (a document at one alpha_0) per call: at most this many padded tokens' worth, and at most
+# _MAX_BATCH unless the longest document is short and the call has more rows. The rows of a
+# batch (sorted by length) all take as many steps as its longest, so few rows waste less on the
+# long tail of lengths (300 KOS documents: 8.5 s in batches of 64, 26 s in batches of 256);
+# short documents (the alpha grid's, cut to 64 tokens) have no such tail, and larger batches
+# take fewer, larger steps.
+_BATCH_TOKENS = 1 << 13
 _MAX_BATCH = 64
+# Fewer topics are padded to this many with empty ones (beta 0, alpha 0: never drawn, no
+# weight): models of K = 1 to 8 topics share one program.
+_MIN_TOPICS = 8
 
 
 class LikelihoodResult(NamedTuple):
@@ -238,9 +247,9 @@ def _token_order(share, ids, counts, length):
     return jnp.where(valid[order], ids[word[order]], -1)
 
 
-def _sample_index(weights, u):
+def _sample_index(weights, u, last):
     """Inverse-CDF draws from unnormalised ``weights`` (R, K), one per row, with ``u`` (R,) in
-    (0, 1].
+    (0, 1]; never above topic ``last`` (the columns after it are padding).
 
     Two stages, a block of about :math:`\\sqrt K` topics and then a topic in it: XLA's CPU
     cumulative sum costs :math:`O(K^2)` per row (a reduce-window), so this is 2 to 2.5 times
@@ -258,7 +267,7 @@ def _sample_index(weights, u):
     target = target - (block_cdf[rows, b] - block_mass[rows, b])
     inner_cdf = jnp.cumsum(w[rows, b], axis=1)                           # (R, size)
     i = jnp.minimum(jnp.sum(inner_cdf < target[:, None], axis=1), size - 1)
-    return jnp.minimum(b * size + i, K - 1).astype(jnp.int32)
+    return jnp.minimum(b * size + i, last).astype(jnp.int32)
 
 
 def _assignment_dtype(num_topics):
@@ -292,7 +301,7 @@ def _weigh(beta_tok, alpha, key, num_tokens, conc, logw, n, num_moves):
     return u, ancestors, resample, logw, unnorm[ancestors]
 
 
-def _move(beta_tok, u, z, conc, pointer, unnorm, n, num_moves):
+def _move(beta_tok, u, z, conc, pointer, unnorm, n, last, num_moves):
     """Token n, second half: draw z_n ~ p(z_n | z_<n, w_n) and rejuvenate.
 
     ``z`` (R, L) and ``conc`` (R, K) are the ancestors' already. ``num_moves`` collapsed Gibbs
@@ -300,7 +309,7 @@ def _move(beta_tok, u, z, conc, pointer, unnorm, n, num_moves):
     token does not matter (the weights are frozen).
     """
     K = conc.shape[1]
-    k = _sample_index(unnorm, u[1])
+    k = _sample_index(unnorm, u[1], last)
     z = z.at[:, n].set(k.astype(z.dtype))
     conc = conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
 
@@ -308,7 +317,7 @@ def _move(beta_tok, u, z, conc, pointer, unnorm, n, num_moves):
         z, conc = zc
         m = (pointer + j) % (n + 1)
         conc = conc - jax.nn.one_hot(z[:, m], K, dtype=conc.dtype)
-        k = _sample_index(beta_tok[m] * conc, u[2 + j])
+        k = _sample_index(beta_tok[m] * conc, u[2 + j], last)
         return z.at[:, m].set(k.astype(z.dtype)), conc + jax.nn.one_hot(k, K, dtype=conc.dtype)
 
     z, conc = jax.lax.fori_loop(0, num_moves, gibbs, (z, conc))
@@ -316,30 +325,32 @@ def _move(beta_tok, u, z, conc, pointer, unnorm, n, num_moves):
 
 
 @functools.partial(jax.jit, static_argnames=('num_particles', 'num_moves'))
-def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_particles, num_moves):
-    """log p-hat for every (scale, document): shape (G, D).
+def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_topics, num_particles,
+                  num_moves):
+    """log p-hat for every row, shape (B,): a row is a document at one concentration.
 
-    ``beta`` (K, V) floored; ``shape`` (K,) the prior's shape (sums to 1); ``scales`` (G,) the
-    concentrations alpha_0 (alpha = scale * shape); ``ids``/``counts`` (D, L) the documents' words
-    (counts 0 in the padding, L >= every document's token count); ``seed`` the key's seed (the key is
-    ``jax.random.PRNGKey(seed)``); ``doc_index`` (D,) each
-    document's index in the corpus, which picks its random numbers.
+    ``beta`` (K, V) floored, its rows from ``num_topics`` on padding (zeros); ``shape`` (K,) the
+    prior's shape (sums to 1, 0 in the padding); ``scales`` (B,) each row's concentration
+    alpha_0 (alpha = scale * shape); ``ids``/``counts`` (B, L) the rows' words (counts 0 in the
+    padding, L >= every row's token count); ``seed`` the key's seed (the key is
+    ``jax.random.PRNGKey(seed)``); ``doc_index`` (B,) each row's document's index in the corpus,
+    which picks its random numbers (the same at every alpha_0). The program depends on (K, V, B,
+    L) only: not on how many concentrations a call scores, nor on the real number of topics.
     """
-    (D, L), K, G, R = ids.shape, beta.shape[0], scales.shape[0], num_particles
+    (B, L), K, R = ids.shape, beta.shape[0], num_particles
     key = jax.random.PRNGKey(seed)
     share = beta * shape[:, None]
     share = jnp.max(share, axis=0) / jnp.sum(share, axis=0)          # (V,) max_k p(z=k | w)
     tokens = jax.vmap(_token_order, (0, 0, 0, None))(share[ids], ids, counts, L)
-    beta_tok = jnp.transpose(beta[:, jnp.maximum(tokens, 0)], (1, 2, 0))  # (D, L, K)
+    beta_tok = jnp.transpose(beta[:, jnp.maximum(tokens, 0)], (1, 2, 0))  # (B, L, K)
     keys = jax.vmap(jax.random.fold_in, (None, 0))(key, doc_index)
     num_tokens = jnp.sum(counts, axis=1)
-    alphas = scales[:, None] * shape                                  # (G, K)
-    # Each half of a step vmapped over the documents, then over the alphas.
-    weigh = jax.vmap(_weigh, (0, None, 0, 0, 0, 0, None, None))
-    weigh = jax.vmap(weigh, (None, 0, None, None, 0, 0, None, None))
-    move = jax.vmap(_move, (0, 0, 0, 0, 0, 0, None, None))
-    move = jax.vmap(move, (None, 0, 0, 0, 0, 0, None, None))
-    take = jax.vmap(jax.vmap(lambda a, index: a[index]))            # (G, D, R, ...) by (G, D, R)
+    alphas = scales[:, None] * shape                                  # (B, K)
+    last = num_topics - 1
+    # Each half of a step vmapped over the rows.
+    weigh = jax.vmap(_weigh, (0, 0, 0, 0, 0, 0, None, None))
+    move = jax.vmap(_move, (0, 0, 0, 0, 0, 0, None, None, None))
+    take = jax.vmap(lambda a, index: a[index])                       # (B, R, ...) by (B, R)
 
     def body(n, state):
         z, conc, logw, pointer = state
@@ -349,16 +360,16 @@ def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_particl
         # document's length: skipped when no particle of the batch is resampled (the
         # ancestors are then the particles themselves).
         z = jax.lax.cond(jnp.any(resample), take, lambda z, _: z, z, ancestors)
-        z, conc, pointer = move(beta_tok, u, z, take(conc, ancestors), pointer, unnorm, n,
+        z, conc, pointer = move(beta_tok, u, z, take(conc, ancestors), pointer, unnorm, n, last,
                                 num_moves)
         return z, conc, logw, pointer
 
-    state = (jnp.zeros((G, D, R, L), _assignment_dtype(K)),
-             jnp.broadcast_to(alphas[:, None, None, :], (G, D, R, K)),
-             jnp.zeros((G, D, R), alphas.dtype), jnp.zeros((G, D), jnp.int32))
+    state = (jnp.zeros((B, R, L), _assignment_dtype(K)),
+             jnp.broadcast_to(alphas[:, None, :], (B, R, K)),
+             jnp.zeros((B, R), alphas.dtype), jnp.zeros((B,), jnp.int32))
     # A loop as long as the batch's longest document (not a shape: no recompilation).
     _, _, logw, _ = jax.lax.fori_loop(0, jnp.max(num_tokens), body, state)
-    return logsumexp(logw, axis=2) - jnp.log(R)
+    return logsumexp(logw, axis=1) - jnp.log(R)
 
 
 _filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'))
@@ -367,13 +378,15 @@ _filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'))
 def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     """log p-hat, shape (G, D), for parsed documents.
 
-    Documents are sorted by length and cut into batches of one size (a power of two, at most
-    :data:`_MAX_BATCH`), each padded to a power-of-4 length: few shapes are compiled (about 2 s
-    each on a CPU), and the loop of a batch, as long as its longest document, wastes little on
-    the shorter ones. The program sees only the columns of beta that the documents use, their
-    number padded to a power of two (at least :data:`_MIN_COLUMNS`): it depends on that, not on
-    V, so corpora of different vocabularies share it, and a call on a few documents does not
-    send all of (K, V).
+    A row is a document at one concentration. Rows are sorted by their document's length (the G
+    concentrations of a document side by side) and cut into batches of one size (a power of two:
+    see :data:`_BATCH_TOKENS`), each padded to a power-of-4 length: few shapes are compiled
+    (about 2 s each on a CPU), the same whatever the number of concentrations, and the loop of a
+    batch, as long as its longest document, wastes little on the shorter ones. The program sees
+    only the columns of beta that the documents use, their number padded to a power of two (at
+    least :data:`_MIN_COLUMNS`), and at least :data:`_MIN_TOPICS` topics: it depends on that,
+    not on V, so corpora of different vocabularies and small models share it, and a call on a
+    few documents does not send all of (K, V).
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
@@ -383,22 +396,32 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     if len(order) == 0:
         return out
     # Each column's values are those of beta, so every estimate is as with the whole matrix;
-    # the padding columns (floored, finite) are never read.
+    # the padding columns (floored, finite) are never read, the padding topics never drawn.
     used = np.unique(np.concatenate([docs[d][0] for d in order]))
-    local = np.full((K, power_of_two(len(used), _MIN_COLUMNS)), TOPIC_FLOOR)
-    local[:, :len(used)] = beta[:, used]
-    cap = _BATCH_ELEMENTS // (G * num_particles * (_padded_length(lengths.max()) + K))
-    # Full batches even for a few documents: one program per (K, G, length) however many
-    # documents a call scores (the empty rows cost a little memory, and no loop steps).
-    size = min(1 << max(0, int(cap).bit_length() - 1), _MAX_BATCH)
+    padded_k = max(K, _MIN_TOPICS)
+    local = np.zeros((padded_k, power_of_two(len(used), _MIN_COLUMNS)))
+    local[:K] = TOPIC_FLOOR
+    local[:K, :len(used)] = beta[:, used]
+    shape_j = np.zeros(padded_k)
+    shape_j[:K] = shape
+    longest = _padded_length(lengths.max())
+    cap = min(_BATCH_ELEMENTS // (num_particles * (longest + padded_k)),
+              max(_MAX_BATCH, _BATCH_TOKENS // longest))
+    # Full batches of _MAX_BATCH rows even for a few rows: one program per (K, length) however
+    # many documents and concentrations a call scores (an empty row costs as much arithmetic as
+    # a full one, and memory). More rows only for calls that fill them.
+    cap = min(cap, max(_MAX_BATCH, power_of_two(G * len(order))))
+    size = 1 << max(0, int(cap).bit_length() - 1)
+    row_doc = np.repeat(order, G)                     # the G concentrations of a document together
+    row_scale = np.tile(np.arange(G), len(order))
+    scales = np.asarray(scales, np.float64)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
         beta_j = jax.device_put(local)
-        shape_j = np.asarray(shape, np.float64)
-        scales_j = np.asarray(scales, np.float64)
-        for lo in range(0, len(order), size):
-            batch = order[lo:lo + size]
+        for lo in range(0, len(row_doc), size):
+            rows = slice(lo, lo + size)
+            batch, n = row_doc[rows], len(row_doc[rows])
             L = _padded_length(lengths[batch].max())
             ids = np.zeros((size, L), dtype=np.int32)
             counts = np.zeros((size, L), dtype=np.int32)
@@ -407,10 +430,12 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
                 counts[row, :len(docs[d][1])] = docs[d][1]
             ids = np.searchsorted(used, ids).astype(np.int32)  # positions in local (padding: 0)
             index = np.zeros(size, dtype=np.uint32)
-            index[:len(batch)] = (batch + offset) % (1 << 32)
-            logp = _filter_batch(beta_j, shape_j, scales_j, ids, counts, np.int64(seed), index,
-                                 num_particles, num_moves)
-            out[:, batch] = np.asarray(logp)[:, :len(batch)]
+            index[:n] = (batch + offset) % (1 << 32)
+            row_scales = np.ones(size)
+            row_scales[:n] = scales[row_scale[rows]]
+            logp = _filter_batch(beta_j, shape_j, row_scales, ids, counts, np.int64(seed), index,
+                                 np.int32(K), num_particles, num_moves)
+            out[row_scale[rows], batch] = np.asarray(logp)[:n]
     return out
 
 
