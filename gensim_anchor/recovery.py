@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _validation as check
-from ._compile_cache import stored_jit
+from ._compile_cache import power_of_two, stored_jit
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, EG_EPS, LOSSES, tuning
 from .anchors import anchor_rows, as_groups, single_word_anchors
 
@@ -62,6 +62,14 @@ _MAX_FAILS = 4
 _REFILL_FRACTION = 4
 # eg_solve_l2 pads its problems to a multiple of this many.
 _ROW_BUCKET = 64
+# The pairwise solver pads its problems to a power of two, at least this many (solving only the
+# real ones), and fewer anchors than _PAIR_MIN_TOPICS with coordinates that no step can enter:
+# one compiled program serves word counts up to twice apart, and every K <= 8.
+_PAIR_MIN_ROWS = 64
+_PAIR_MIN_TOPICS = 8
+# A padding coordinate's linear term: its gradient 2 * _PAIR_PAD_PULL exceeds every real one, so
+# it is never the best vertex, never a step's target and never the gap's minimum.
+_PAIR_PAD_PULL = 1e30
 
 
 def _pool():
@@ -467,12 +475,13 @@ def _l2_exact_gap(XX, XY, x):
 
 
 @functools.partial(jax.jit, static_argnames=('lanes', 'steps'))
-def _solve_l2_pairwise(XX, XY, eps, max_iter, lanes, steps):
-    """Pairwise RecoverL2 for every row of XY, from the best vertex of the simplex, in a lane
-    pool. The gradient is carried from step to step, so the converged words are checked
-    again with the gradient recomputed; the few that then miss eps (rounding) go on from there
-    in a second pool."""
+def _solve_l2_pairwise(XX, XY, count, eps, max_iter, lanes, steps):
+    """Pairwise RecoverL2 for the first ``count`` rows of XY (the rest are padding, left at
+    their start), from the best vertex of the simplex, in a lane pool. The gradient is carried
+    from step to step, so the converged words are checked again with the gradient recomputed;
+    the few that then miss eps (rounding) go on from there in a second pool."""
     n = XY.shape[0]
+    real = jnp.arange(n) < count
     finished = lambda st: (st.gap < eps) | (st.n_iter >= max_iter) | st.stalled
     init = functools.partial(_l2_pairwise_init, XX)
     update = functools.partial(_l2_pairwise_update, XX, eps, max_iter, steps)
@@ -483,7 +492,7 @@ def _solve_l2_pairwise(XX, XY, eps, max_iter, lanes, steps):
         # Two rounds of one pool (a loop, so the pool is compiled once, not twice): every word
         # from its vertex, then those whose recomputed gap misses eps, from where they stopped.
         r, x, it = state
-        again = (r == 0) | ((_l2_exact_gap(XX, XY, x) >= eps) & (it < max_iter))
+        again = real & ((r == 0) | ((_l2_exact_gap(XX, XY, x) >= eps) & (it < max_iter)))
         order = jnp.argsort(~again, stable=True)  # the words to go on with, first
         x2, it2, _ = _pool_solve(init, update, finished, (XY[order], x[order], it[order]),
                                  jnp.sum(again), lanes)
@@ -528,9 +537,25 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         ([[0.3, 0.7]], True)
 
     """
+    XX = np.asarray(XX, dtype=np.float64)
+    XY = np.asarray(XY, dtype=np.float64)
+    n, K = XY.shape[0], XX.shape[0]
+    if n == 0:
+        return _empty_result(K)
+    # Padding (see _PAIR_MIN_ROWS): rows solved by no one, and coordinates whose gradient stays
+    # 2 * _PAIR_PAD_PULL (their rows and columns of XX are 0), so that no step moves mass there.
+    size, width = power_of_two(n, _PAIR_MIN_ROWS), max(K, _PAIR_MIN_TOPICS)
+    XXp = np.zeros((width, width))
+    XXp[:K, :K] = XX
+    XYp = np.zeros((size, width))
+    XYp[:, K:] = -_PAIR_PAD_PULL
+    XYp[:n, :K] = XY
     row = tuning(jax.default_backend())
-    return _solve_l2_rows(_solve_l2_pairwise, XX, XY, eps, max_iter, lanes=row['pair_lanes'],
-                          steps=row['pair_steps'])
+    with jax.enable_x64(True):
+        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
+        x, it, gap = _solve_l2_pairwise(XXp, XYp, np.int64(n), np.float64(eps), np.int64(max_iter),
+                                        lanes=row['pair_lanes'], steps=row['pair_steps'])
+        return _result(np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n], eps)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
+from conftest import record_calls
+from gensim_anchor._defaults import DEFAULT_MAX_ITER
 from gensim_anchor.anchors import DEFAULT_PROJECTION_DIM, find_anchors, project_rows, resolve_min_df
 from gensim_anchor.cooccurrence import build_cooccurrence
 from gensim_anchor.recovery import (RecoverResult, eg_solve_kl, eg_solve_l2, pairwise_solve_l2,
@@ -452,6 +454,24 @@ def test_pairwise_l2_with_a_repeated_anchor_row():
     np.testing.assert_allclose(merged, single.weights, rtol=0, atol=1e-5)
     for b, x in zip(B, double.weights):
         assert l2_objective(twin, b, x) <= l2_objective(T, b, reference_l2(T, b)) + 1e-12
+
+
+def test_pairwise_l2_shares_one_program_for_small_k_and_similar_word_counts(monkeypatch):
+    """The pairwise solver pads its words to a power of two (solving only the real ones) and
+    fewer than 8 anchors with coordinates no step can enter: 3 or 6 anchors, 70 or 100 words,
+    one compiled program. The padding changes nothing: each word's weights are the reference's
+    (this module's other pairwise tests run through it too, at K = 4 to 6)."""
+    from gensim_anchor import recovery
+    shapes = record_calls(monkeypatch, recovery, '_solve_l2_pairwise',
+                          lambda XX, XY, *_, **__: XX.shape + XY.shape)
+    for seed, K, num_words in ((5, 3, 70), (6, 6, 100)):
+        T, B = random_problems(seed, num_words=num_words, K=K)
+        result = pairwise_solve_l2(T @ T.T, B @ T.T, eps=TIGHT_EPS)
+        check_result_shape(result, num_words, K, DEFAULT_MAX_ITER, TIGHT_EPS, min_iter=0)
+        assert result.converged.all()
+        stats = compare_l2(T, B, result)
+        assert stats[:, 0].max() <= 1e-9 and stats[:, 1].max() <= 1e-6, stats[:, :2].max(axis=0)
+    assert shapes == [(8, 8, 128, 8)] * 2
 
 
 # ----------------------------------------------------------------------------------------------
