@@ -446,12 +446,18 @@ def _substep_order(doc, num_docs, substeps):
     return order, tuple(int(o) for o in offsets)
 
 
+# Tiny corpora (examples, tests) share one sweep per K: slices of at least this many tokens,
+# and at least this many document rows.
+_MIN_SLICE = 64
+_MIN_DOCS = 16
+
+
 def _layout(doc, word, num_docs, num_terms, substeps):
     """The tokens in sub-step order (:func:`_substep_order`), every sub-step a slice of one
-    bucketed length L (:func:`~gensim_anchor._compile_cache.bucket`), and the documents' count
-    padded to a bucket: the shapes, and with them the compiled sweep, are shared by every corpus
-    of about the same size (within 1/8), in this process and, through the compile cache, in the
-    next.
+    bucketed length L (:func:`~gensim_anchor._compile_cache.bucket`, at least :data:`_MIN_SLICE`),
+    and the documents' count padded to a bucket (at least :data:`_MIN_DOCS`): the shapes, and
+    with them the compiled sweep, are shared by every corpus of about the same size (within 1/8),
+    in this process and, through the compile cache, in the next.
 
     Padding tokens point one past the last document row and the last word column: XLA drops
     scatter updates at indices out of bounds (and clamps gathers), so they never reach the
@@ -465,8 +471,8 @@ def _layout(doc, word, num_docs, num_terms, substeps):
     order, offsets = _substep_order(doc, num_docs, substeps)
     doc, word = doc[order], word[order]
     sizes = np.diff(offsets)
-    length = bucket(sizes.max())
-    num_padded = bucket(num_docs)
+    length = max(bucket(sizes.max()), _MIN_SLICE)
+    num_padded = max(bucket(num_docs), _MIN_DOCS)
     pad_doc = np.full((substeps, length), num_padded, np.int32)
     pad_word = np.full((substeps, length), num_terms, np.int32)
     for s in range(substeps):

@@ -290,3 +290,14 @@ def test_gibbs_refinement_of_corpora_of_about_the_same_size_shares_one_sweep_pro
                          (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
         assert totals == [(sum(c for d in corpus for _, c in d), 0)] * 3
     assert len(asked) == 2 and asked[0] == asked[1]
+    # Tiny corpora (3 documents of 2 to 5 tokens, 10 of 6) are padded to at least _MIN_SLICE
+    # tokens per slice and _MIN_DOCS documents: one sweep for both.
+    del asked[:]
+    for corpus in (train[:3], train[:10]):
+        corpus = [[(w, 1) for w, _ in d[:2 + i % 4]] for i, d in enumerate(corpus)]
+        totals = []
+        gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=2, burn_in=1, random_state=0,
+                     callback=lambda sweep, state: totals.append(
+                         (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
+        assert totals == [(sum(c for d in corpus for _, c in d), 0)] * 2
+    assert len(asked) == 2 and asked[0] == asked[1]
