@@ -54,7 +54,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as check
-from ._compile_cache import bucket, stored_jit
+from ._compile_cache import power_of_two, stored_jit
 from ._defaults import (CANDIDATE_LEVELS, CANDIDATE_SCORE_DIM, DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION,
                         DEFAULT_PROJECTION_DIM)
 from .cooccurrence import implicit_block, projection_blocks, quarter_sums
@@ -150,8 +150,8 @@ class CandidateChoice(NamedTuple):
 
 
 def _search_subset(Y, count, num_topics, cleanup):
-    """:func:`find_anchors` on the first ``count`` rows of Y (padded there to a bucket: one
-    compiled search for similar counts); None when they span fewer than K directions."""
+    """:func:`find_anchors` on the first ``count`` rows of Y (padded there to a power of two:
+    one compiled search for similar counts); None when they span fewer than K directions."""
     try:
         return find_anchors(Y[:count], num_topics, cleanup=cleanup).indices
     except ValueError:
@@ -511,8 +511,8 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     equal in exact arithmetic, such as words that occur only together, differ by rounding, which
     the order of the documents changes). Only K and ``cleanup`` are static under jit: one
     compilation per shape of Y, whatever the number of seeds; Y's rows are padded (masked zero
-    rows) to :func:`~gensim_anchor._compile_cache.bucket` (at most 1/8 more), so similar row
-    counts share it, and a Y smaller than 64 x 64 is padded with zeros to at least that.
+    rows) to a power of two, so row counts up to twice apart share it, and a Y smaller than
+    64 x 64 is padded with zeros to at least that.
 
     Examples
     --------
@@ -541,10 +541,11 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     check.check_candidate_count(int(mask.sum()), num_topics, num_seeds)
     padded = np.zeros(num_topics, dtype=np.int32)
     padded[:num_seeds] = seeds
-    # Masked zero rows up to a bucket: one compiled search serves similar row counts (the
-    # adaptive threshold's subsets, fits on similar corpora). A zero row is never chosen and
-    # moves no other row's distances beyond rounding; nor do zero coordinates (small Y only).
-    size, width = max(_MIN_SHAPE, bucket(N)), max(_MIN_SHAPE, Y.shape[1])
+    # Masked zero rows up to a power of two: one compiled search serves row counts up to twice
+    # apart (the adaptive threshold's subsets, fits on other corpora), for at most twice the
+    # search's O(K N d), a small part of a fit. A zero row is never chosen and moves no other
+    # row's distances beyond rounding; nor do zero coordinates (small Y only).
+    size, width = power_of_two(N, _MIN_SHAPE), max(_MIN_SHAPE, Y.shape[1])
     Z, Z_mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
     Z[:N, :Y.shape[1]], Z_mask[:N] = Y, mask
     with jax.enable_x64(True):

@@ -491,8 +491,8 @@ def test_gibbs_refined_model_starts_from_the_fixed_rule(sparse_topics, caplog):
 
 
 def test_similar_row_counts_share_one_program_and_padding_changes_nothing(monkeypatch):
-    """find_anchors pads Y with masked zero rows to a bucket, so 100 and 101 rows run one compiled
-    search; the anchors and greedy anchors are those of the unpadded rows (the program called
+    """find_anchors pads Y with masked zero rows to a power of two, so 70, 100 and 101 rows run
+    one compiled search; the anchors and greedy anchors are those of the unpadded rows (the program called
     directly on them), seeded or not, and the distances the same to rounding (the products over
     more rows round differently: 1 ulp here)."""
     import gensim_anchor.anchors as anchors
@@ -501,7 +501,7 @@ def test_similar_row_counts_share_one_program_and_padding_changes_nothing(monkey
     Y = rng.dirichlet(np.full(6, 0.5), size=101) @ rng.random((6, 40))
     direct = anchors._fast_anchor_words
     shapes = record_calls(monkeypatch, anchors, '_fast_anchor_words', lambda Z, *_, **__: Z.shape)
-    for rows, seeds in ((100, None), (101, None), (101, [7])):
+    for rows, seeds in ((70, None), (100, None), (101, None), (101, [7])):
         got = find_anchors(Y[:rows], 6, seeds=seeds)
         padded = np.zeros(6, dtype=np.int32)
         padded[:len(seeds or [])] = seeds or []
