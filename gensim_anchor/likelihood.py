@@ -82,9 +82,9 @@ batches of up to 64 (more when every document is short); a batch is one jitted
 ``lax.fori_loop`` over its longest document's tokens, ``vmap``-ed over its rows: a row is a
 document at one value of alpha_0 (:func:`.dirichlet.fit_alpha_scale` scores several).
 Arrays are padded to a power of 4 tokens (at least 16), so that few shapes are compiled (on
-first use). 1,000 KOS documents (138k tokens, K = 50 random
-topics, defaults) take 6.1 s on 2 CPU cores, 11.0 s on the first call, with the compilation
-(``benchmarks/bench_likelihood.py``, log in ``benchmarks/results``).
+first use). 1,000 KOS documents (138k tokens, K = 50 random topics, defaults) take 6.1 s on 2
+CPU cores, 11.0 s on the first call, with the compilation (``benchmarks/bench_likelihood.py``,
+log in ``benchmarks/results``; measured before the rows of the previous sentence).
 
 Randomness comes from ``random_state`` (an int or a ``numpy.random.RandomState``, as everywhere
 in gensim): one draw seeds a JAX key, and document i of the corpus gets the key

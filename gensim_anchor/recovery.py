@@ -67,8 +67,9 @@ _ROW_BUCKET = 64
 # one compiled program serves word counts up to twice apart, and every K <= 8.
 _PAIR_MIN_ROWS = 64
 _PAIR_MIN_TOPICS = 8
-# A padding coordinate's linear term: its gradient 2 * _PAIR_PAD_PULL exceeds every real one, so
-# it is never the best vertex, never a step's target and never the gap's minimum.
+# A padding coordinate's linear term, relative to the largest entry of XX and XY: its gradient
+# exceeds every real one by far, so it is never the best vertex, never a step's target and never
+# the gap's minimum.
 _PAIR_PAD_PULL = 1e30
 
 
@@ -548,7 +549,7 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     XXp = np.zeros((width, width))
     XXp[:K, :K] = XX
     XYp = np.zeros((size, width))
-    XYp[:, K:] = -_PAIR_PAD_PULL
+    XYp[:, K:] = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
     XYp[:n, :K] = XY
     row = tuning(jax.default_backend())
     with jax.enable_x64(True):
