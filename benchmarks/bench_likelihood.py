@@ -14,7 +14,10 @@ the steps that resample).
 
 Usage::
 
-    python benchmarks/bench_likelihood.py [--long-only]
+    python benchmarks/bench_likelihood.py [--long-only | --short-only]
+
+``--short-only`` skips the long documents; with ``PYTHONPATH=<worktree of an earlier commit>``
+it times that commit's package with this script.
 """
 import sys
 import time
@@ -39,7 +42,8 @@ def main():
     topics = np.random.default_rng(0).dirichlet(np.full(len(dictionary), 0.1), size=50)
     if '--long-only' not in sys.argv:
         short_documents(corpus, dictionary, docs, topics)
-    long_documents(corpus, topics)
+    if '--short-only' not in sys.argv:
+        long_documents(corpus, topics)
 
 
 def long_documents(corpus, topics):
