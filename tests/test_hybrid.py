@@ -283,21 +283,21 @@ def test_gibbs_refinement_of_corpora_of_about_the_same_size_shares_one_sweep_pro
     asked = []
     compiled = hybrid._compiled_sweep
     monkeypatch.setattr(hybrid, '_compiled_sweep', lambda *a: asked.append(a) or compiled(*a))
-    for corpus in (train[:1030], train[:1060]):
-        totals = []
-        gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=3, burn_in=1, random_state=0,
-                     callback=lambda sweep, state: totals.append(
-                         (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
-        assert totals == [(sum(c for d in corpus for _, c in d), 0)] * 3
-    assert len(asked) == 2 and asked[0] == asked[1]
-    # Tiny corpora (3 documents of 2 to 5 tokens, 10 of 6) are padded to at least _MIN_SLICE
-    # tokens per slice and _MIN_DOCS documents: one sweep for both.
-    del asked[:]
-    for corpus in (train[:3], train[:10]):
-        corpus = [[(w, 1) for w, _ in d[:2 + i % 4]] for i, d in enumerate(corpus)]
-        totals = []
-        gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=2, burn_in=1, random_state=0,
-                     callback=lambda sweep, state: totals.append(
-                         (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
-        assert totals == [(sum(c for d in corpus for _, c in d), 0)] * 2
-    assert len(asked) == 2 and asked[0] == asked[1]
+
+    def sweeps_asked_for(corpora, num_sweeps):
+        del asked[:]
+        for corpus in corpora:
+            totals = []
+            gibbs_refine(model.get_topics(), model.alpha, corpus, num_sweeps=num_sweeps, burn_in=1,
+                         random_state=0, callback=lambda sweep, state: totals.append(
+                             (int(state['n_kw'].sum()), int(state['n_dk'][len(corpus):].sum()))))
+            assert totals == [(sum(c for d in corpus for _, c in d), 0)] * num_sweeps
+        return list(asked)
+
+    first, second = sweeps_asked_for((train[:1030], train[:1060]), 3)
+    assert first == second
+    # Tiny corpora (3 and 10 documents of 2 to 5 tokens) are padded to at least _MIN_SLICE tokens
+    # per slice and _MIN_DOCS documents: one sweep for both.
+    tiny = [[[(w, 1) for w, _ in d[:2 + i % 4]] for i, d in enumerate(train[:n])] for n in (3, 10)]
+    first, second = sweeps_asked_for(tiny, 2)
+    assert first == second
