@@ -298,7 +298,7 @@ def power_of_two(n, minimum=1):
 
 def bucket(n):
     """``n`` rounded up by at most 1/8 to a number with 4 significant bits: inputs of similar
-    sizes (corpora, Dask partitions, sets of anchor candidates) padded to it share one compiled
+    sizes (the Gibbs sampler's corpora and Dask partitions) padded to it share one compiled
     program."""
     n = max(int(n), 1)
     step = 1 << max(n.bit_length() - 4, 0)
