@@ -290,9 +290,10 @@ def _install_checked_cache(path):
 
 
 def power_of_two(n, minimum=1):
-    """The smallest power of two >= ``n``, and at least ``minimum``: the padded sizes (topic
-    columns, document lengths, documents per call) of inference and of the likelihood
-    estimator's columns, so that one program serves many calls."""
+    """The smallest power of two >= ``n``, and at least ``minimum``: padded sizes (inference's
+    columns, document lengths and documents per call; the likelihood estimator's columns and
+    rows; the rows of FastAnchorWords and of the pairwise RecoverL2 solver), so that one program
+    serves many calls."""
     return max(int(minimum), 1 << max(int(n) - 1, 0).bit_length())
 
 

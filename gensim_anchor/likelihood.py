@@ -415,6 +415,12 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     row_doc = np.repeat(order, G)                     # the G concentrations of a document together
     row_scale = np.tile(np.arange(G), len(order))
     scales = np.asarray(scales, np.float64)
+    # Every document's words once, flat (positions in local) with its offset: a batch's arrays
+    # are filled by one fancy index, not a loop over its rows.
+    sizes = np.array([len(i) for i, _ in docs], dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    flat_ids = np.searchsorted(used, np.concatenate([i for i, _ in docs])).astype(np.int32)
+    flat_counts = np.concatenate([c for _, c in docs]).astype(np.int32)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
@@ -423,12 +429,14 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
             rows = slice(lo, lo + size)
             batch, n = row_doc[rows], len(row_doc[rows])
             L = _padded_length(lengths[batch].max())
-            ids = np.zeros((size, L), dtype=np.int32)
+            ids = np.zeros((size, L), dtype=np.int32)  # padding: column 0, count 0
             counts = np.zeros((size, L), dtype=np.int32)
-            for row, d in enumerate(batch):
-                ids[row, :len(docs[d][0])] = docs[d][0]
-                counts[row, :len(docs[d][1])] = docs[d][1]
-            ids = np.searchsorted(used, ids).astype(np.int32)  # positions in local (padding: 0)
+            width = sizes[batch]
+            row = np.repeat(np.arange(n), width)
+            position = np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)
+            source = starts[batch][row] + position
+            ids[row, position] = flat_ids[source]
+            counts[row, position] = flat_counts[source]
             index = np.zeros(size, dtype=np.uint32)
             index[:n] = (batch + offset) % (1 << 32)
             row_scales = np.ones(size)

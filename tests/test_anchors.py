@@ -492,9 +492,9 @@ def test_gibbs_refined_model_starts_from_the_fixed_rule(sparse_topics, caplog):
 
 def test_similar_row_counts_share_one_program_and_padding_changes_nothing(monkeypatch):
     """find_anchors pads Y with masked zero rows to a power of two, so 70, 100 and 101 rows run
-    one compiled search; the anchors and greedy anchors are those of the unpadded rows (the program called
-    directly on them), seeded or not, and the distances the same to rounding (the products over
-    more rows round differently: 1 ulp here)."""
+    one compiled search; the anchors and greedy anchors are those of the unpadded rows (the
+    program called directly on them), seeded or not, and the distances the same to rounding (the
+    products over more rows round differently: 1 ulp here)."""
     import gensim_anchor.anchors as anchors
     from conftest import record_calls
     rng = np.random.default_rng(0)
