@@ -145,9 +145,9 @@ _MIN_COLUMNS = 4096
 # Rows (a document at one alpha_0) per call: at most this many padded tokens' worth, and at most
 # _MAX_BATCH unless the longest document is short and the call has more rows. The rows of a
 # batch (sorted by length) all take as many steps as its longest, so few rows waste less on the
-# long tail of lengths (300 KOS documents: 8.5 s in batches of 64, 26 s in batches of 256);
-# short documents (the alpha grid's, cut to 64 tokens) have no such tail, and larger batches
-# take fewer, larger steps.
+# long tail of lengths (on KOS documents, batches of 256 rows were slower than of 64); short
+# documents (the alpha grid's, cut to 64 tokens) have no such tail, and larger batches take
+# fewer, larger steps.
 _BATCH_TOKENS = 1 << 13
 _MAX_BATCH = 64
 # Fewer topics are padded to this many with empty ones (beta 0, alpha 0: never drawn, no
