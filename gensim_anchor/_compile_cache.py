@@ -60,6 +60,8 @@ import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 logger = logging.getLogger(__name__)
 
 #: The environment variable that moves the cache (or switches it off: empty or ``off``).
@@ -329,6 +331,9 @@ class stored_jit:
         functools.update_wrapper(self, jitted)
         self._jitted = jitted
         self._signature = inspect.signature(jitted)
+        params = self._signature.parameters.values()
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
+        self._positional = tuple(p.name for p in params) if plain else None
         self._static = frozenset(static_argnames)
         self._loaded = {}
 
@@ -338,19 +343,26 @@ class stored_jit:
         # Stored programs run on the default device: not when the user picked another one.
         if not _state['checked'] or _environment() is None or jax.config.jax_default_device is not None:
             return self._jitted(*args, **kwargs)
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        named = bound.arguments
+        if self._positional is not None and not kwargs and len(args) == len(self._positional):
+            named = dict(zip(self._positional, args))  # every argument given in order: no bind
+        else:
+            bound = self._signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            named = bound.arguments
         dynamic = {k: v for k, v in named.items() if k not in self._static}
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return self._jitted(*args, **kwargs)
         static = tuple(sorted((k, repr(v)) for k, v in named.items() if k in self._static))
-        avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
-        local = (static, avals, str(treedef), _trace_context())
-        compiled = self._loaded.get(local)
+        # Looked up by a cheap key (numpy arguments by shape and dtype; JAX's own trace context,
+        # hashable): the stored file's key, a string per argument, is built only on a miss
+        # (per call it was a large part of a model[bow] call's Python).
+        quick = (static, tuple(map(_quick_aval, leaves)), treedef, _context_key())
+        compiled = self._loaded.get(quick)
         if compiled is None:
-            compiled = self._loaded[local] = self._load_or_compile(local, named)
+            avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
+            local = (static, avals, str(treedef), _trace_context())
+            compiled = self._loaded[quick] = self._load_or_compile(local, named)
         return compiled(**dynamic)
 
     def _load_or_compile(self, local, named):
@@ -446,6 +458,25 @@ def _environment():
             backend.platform_version, device.device_kind, jax.device_count(), platform.machine(),
             platform.processor(), hashlib.sha256(cpu.encode()).hexdigest(),
             os.environ.get('XLA_FLAGS', ''))
+
+
+def _quick_aval(leaf):
+    """What an argument's abstract value depends on, given the trace context: a numpy array's
+    shape and dtype (never weak-typed), read directly; anything else by ``jax.typeof``."""
+    if type(leaf) is np.ndarray or isinstance(leaf, np.generic):
+        return leaf.shape, leaf.dtype.str
+    import jax
+    return str(jax.typeof(leaf))
+
+
+def _context_key():
+    """JAX's trace-time configuration as JAX's own jit cache keys on it (hashable, cheap);
+    :func:`_trace_context` is its stable form, for the stored file's name."""
+    try:
+        from jax._src import config as jax_config
+        return jax_config.trace_context()
+    except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
+        return _trace_context()
 
 
 def _trace_context():

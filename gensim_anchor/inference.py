@@ -10,8 +10,9 @@ mean-field posterior :math:`q(\\theta) = \\mathrm{Dir}(\\gamma)` is the fixed po
     \\qquad E_q[\\log\\theta_k] = \\psi(\\gamma_k) - \\psi(\\textstyle\\sum_j \\gamma_j)
 
 (Blei, Ng & Jordan 2003; the phi-free form of Hoffman's online LDA, as in gensim's
-``LdaModel.inference``). The iteration is ``vmap``-ed over the documents of a chunk, each document
-padded to a common length (a power of two, so few shapes are ever compiled).
+``LdaModel.inference``). The iteration is ``vmap``-ed over the documents of a chunk, grouped by
+length and each padded to its group's (a power of two, or three quarters of one for many
+documents), in calls of a power of two documents, so few shapes are ever compiled.
 
 Unlike ``LdaModel``, gamma starts deterministically at :math:`\\alpha + n_d / K`, so the same
 document always gets the same topics. Topics are floored at :data:`TOPIC_FLOOR` so that no word
@@ -47,6 +48,9 @@ logger = logging.getLogger(__name__)
 #: under the other topics; a floor keeps every ratio finite).
 TOPIC_FLOOR = 1e-12
 _MIN_PAD = 8
+# Documents that must share a padded length of three quarters of a power of two for it to be
+# used (fewer take the power of two's program).
+_FINE_DOCS = 256
 # Columns of the topics sent per call: a power of two, at least this many (a few documents and
 # small vocabularies share one program; 256 x K floats cost nothing to send).
 _MIN_COLUMNS = 256
@@ -139,6 +143,24 @@ class _Parsed:
             pairs = np.column_stack([self.ids.astype(np.float64), self.counts])
             self._per_doc = [p for (p,) in split_documents(self.sizes, pairs)]
         return [self._per_doc[d] for d in members]
+
+
+def _pieces(n):
+    """Sizes of the calls that infer a group of ``n`` documents: powers of two (at least
+    :data:`_MIN_PAD`; 1 for a lone document, ``model[bow]``), each at most a quarter padding
+    unless it is the smallest. The vmapped loop costs a padded row as much as a real one, and
+    one document at the iteration cap makes every row of its call run to the cap
+    (``python benchmarks/bench_inference.py``, ``benchmarks/results/bench_inference.log``)."""
+    if n == 1:
+        return [1]
+    sizes = []
+    while n > 0:
+        size = power_of_two(n, _MIN_PAD)
+        if size > _MIN_PAD and size - n > size // 4:
+            size //= 2
+        sizes.append(size)
+        n -= min(size, n)
+    return sizes
 
 
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):
@@ -245,19 +267,28 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     phi = [None] * D if return_phi else None
     phi_ids = [None] * D if return_phi else None
     # Documents are grouped by padded length (a power of two) so that short documents are not
-    # padded to the longest one; each group's size is padded to a power of two too, so a few
-    # shapes are compiled whatever the chunk.
+    # padded to the longest one; each group is run in pieces whose sizes are powers of two too
+    # (_pieces), so a few shapes are compiled whatever the chunk.
     pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
+    # Three quarters of a power of two for the documents that fit, where enough of them share
+    # it: every row of a call pays for its width, and a new width is a new program to compile.
+    fine = np.where((pads >= 16) & (lengths <= pads * 3 // 4), pads * 3 // 4, pads)
+    _, inverse, sizes = np.unique(fine, return_inverse=True, return_counts=True)
+    pads = np.where(sizes[inverse] >= _FINE_DOCS, fine, pads)
+    calls = []
+    for width in np.unique(pads):
+        members, start = np.flatnonzero(pads == width), 0
+        for size in _pieces(len(members)):
+            calls.append((int(width), members[start:start + size], size))
+            start += size
     with jax.enable_x64(True):
-        # A transfer and numpy scalars, not jnp.asarray: no conversion programs to compile.
-        beta_j, alpha_j = jax.device_put(beta), np.asarray(alpha, np.float64)
-        max_iter_j, tol_j = np.int64(max_iter), np.float64(tol)
-        for width in np.unique(pads):
-            members = np.flatnonzero(pads == width)
-            # A lone document (model[bow]) is not padded to _MIN_PAD documents: the vmapped
-            # loop would run them all, at _MIN_PAD times its cost.
-            size = 1 if len(members) == 1 else power_of_two(len(members), _MIN_PAD)
-            ids, counts = parsed.padded(members, size, int(width), local=True)
+        # numpy scalars and arrays, not jnp.asarray: no conversion programs to compile. beta is
+        # sent once for several calls; a lone call takes it as numpy (device_put's Python
+        # costs a model[bow] call more than the program's own transfer).
+        beta_j = jax.device_put(beta) if len(calls) > 1 else beta
+        alpha_j, max_iter_j, tol_j = np.asarray(alpha, np.float64), np.int64(max_iter), np.float64(tol)
+        for width, members, size in calls:
+            ids, counts = parsed.padded(members, size, width, local=True)
             g, it, extra = _infer_chunk(beta_j, alpha_j, ids, counts, max_iter_j, tol_j,
                                         collect_sstats and not return_phi, return_phi)
             n = len(members)

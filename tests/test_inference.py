@@ -137,6 +137,36 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
     assert result.sstats.sum() == pytest.approx(36.0)
 
 
+def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
+    """A call's rows all cost as much as its longest and slowest document: 270 documents of 40
+    words ran as 512 rows of 64 positions. Now: calls of a power of two documents, each at most a
+    quarter padding (or the smallest); three quarters of a power of two as the width where at
+    least _FINE_DOCS documents fit it; the same gammas as the per-document reference."""
+    import gensim_anchor.inference as inference
+    rng = np.random.default_rng(3)
+    K, V = 3, 400
+    topics = rng.dirichlet(np.full(V, 0.3), size=K)
+    alpha = np.full(K, 0.2)
+    docs = [[(int(w), 1) for w in rng.choice(V, n, replace=False)] for n in [40] * 270 + [20] * 10]
+    calls = record_calls(monkeypatch, inference, '_infer_chunk', lambda beta, alpha_, ids, *_: ids.shape)
+    gamma = infer(topics, alpha, docs).gamma
+    assert sorted(calls) == [(8, 32), (8, 32), (16, 48), (256, 48)]
+    for d in rng.choice(len(docs), 8, replace=False).tolist() + [279]:
+        np.testing.assert_allclose(gamma[d], reference_gamma(topics, alpha, docs[d], 50, 1e-3)[0],
+                                   rtol=1e-10)
+
+
+def test_pieces_are_powers_of_two_with_at_most_a_quarter_padding():
+    from gensim_anchor.inference import _MIN_PAD, _pieces
+    assert _pieces(1) == [1]  # model[bow]: a lone document runs alone
+    for n in list(range(2, 70)) + [255, 256, 257, 300, 1000, 2000, 4097]:
+        sizes = _pieces(n)
+        assert sum(sizes[:-1]) < n <= sum(sizes), n  # only the last call is padded
+        assert all(s >= _MIN_PAD and s & (s - 1) == 0 for s in sizes), n
+        assert sum(sizes) - n <= sizes[-1] // 4 or sizes[-1] == _MIN_PAD, n
+        assert sizes == sorted(sizes, reverse=True), n
+
+
 def test_alpha_that_is_not_a_prior_is_refused(model):
     topics, alpha, docs = model
     with pytest.raises(ValueError, match=r"alpha must have shape \(4,\) \(one value per topic\), got "
