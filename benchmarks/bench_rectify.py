@@ -25,7 +25,7 @@ Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
         [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
-        [--power-iter N]
+        [--power-iter N] [--enn-tol 2e-4] [--large-fraction 1]
 """
 import argparse
 import copy
@@ -76,6 +76,13 @@ def child(spec):
         rectify.MAX_BYTES = int(spec['ap_max_bytes'])
     if spec.get('power_iter'):
         rectify._POWER_ITER = spec['power_iter']
+    if spec.get('enn_tol'):
+        rectify.ENN_TOL = spec['enn_tol']
+    if spec.get('large_fraction'):
+        # l at least this fraction of the words with co-occurrences (1: every word's negative
+        # entries removed, as the dense AP does); V x l products, so its time grows with it.
+        default_count, share = rectify.large_count, spec['large_fraction']
+        rectify.large_count = lambda K, V, N: int(min(N, max(default_count(K, V, N), share * N)))
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
@@ -113,6 +120,10 @@ def main(argv=None):
                              "about 0.004 from seed to seed on KOS)")
     parser.add_argument('--power-iter', type=int, default=0,
                         help="power iterations of ENN's range finder (default: rectify._POWER_ITER)")
+    parser.add_argument('--enn-tol', type=float, default=0,
+                        help="ENN's tolerance on the negative mass (default: rectify.ENN_TOL)")
+    parser.add_argument('--large-fraction', type=float, default=0,
+                        help="ENN's l at least this fraction of the words (default: large_count's)")
     parser.add_argument('--child', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -132,7 +143,8 @@ def main(argv=None):
             for seed in args.seeds:
                 spec = dict(corpus=name, method=method, seed=seed,
                             refine=0 if dense else args.refine,
-                            every=args.every, ap_max_bytes=limit, power_iter=args.power_iter)
+                            every=args.every, ap_max_bytes=limit, power_iter=args.power_iter,
+                            enn_tol=args.enn_tol, large_fraction=args.large_fraction)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
                     if not ap:

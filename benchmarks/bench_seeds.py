@@ -8,7 +8,9 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
 
 * ``refined``: ``AnchorModel(train, 50, refine='gibbs', random_state=s)`` (the defaults: burn-in
   by the convergence rule, 200 sweeps at most); with ``--etas``, once per topic-word prior of
-  the sampler (``refine_options={'eta': ...}``; ``default`` for the library's);
+  the sampler (``refine_options={'eta': ...}``; ``default`` for the library's); with
+  ``--sweeps``, once per fixed chain length instead of the rule (``num_sweeps=N,
+  burn_in=N // 2``); ``--substeps`` sets the sampler's sub-steps;
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
 
@@ -18,7 +20,7 @@ mean and standard deviation per method.
 Usage::
 
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined tomotopy]
-                                     [--etas default 0.02]
+                                     [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
 """
 import argparse
 import statistics
@@ -34,12 +36,17 @@ from bench_core import machine  # noqa: E402
 K = 50
 
 
-def fit(method, train, dictionary, seed, eta=None):
+def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
+        options = {} if eta is None else dict(eta=eta)
+        if sweeps is not None:  # a fixed chain: the topics averaged over its second half
+            options.update(num_sweeps=sweeps, burn_in=sweeps // 2)
+        if substeps is not None:
+            options.update(substeps=substeps)
         model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                            random_state=seed, refine_options=None if eta is None else dict(eta=eta))
+                            random_state=seed, refine_options=options or None)
         return model.get_topics(), model.alpha, time.perf_counter() - start
     topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
     return topics, alpha, time.perf_counter() - start
@@ -54,19 +61,30 @@ def main(argv=None):
     parser.add_argument('--etas', nargs='+', default=['default'],
                         help="the sampler's topic-word priors to run the refined model with "
                              "('default': the library's)")
+    parser.add_argument('--sweeps', nargs='+', type=int, default=[None],
+                        help="the refined model's chain length (burn-in half of it) instead of "
+                             "the convergence rule; one row per length")
+    parser.add_argument('--substeps', type=int, default=None,
+                        help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
     print("$ python benchmarks/bench_seeds.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    runs = [(m, eta) for m in args.methods
-            for eta in (args.etas if m == 'refined' else ['default'])]
-    for method, eta in runs:
+    runs = [(m, eta, n) for m in args.methods
+            for eta in (args.etas if m == 'refined' else ['default'])
+            for n in (args.sweeps if m == 'refined' else [None])]
+    for method, eta, sweeps in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
+        if sweeps is not None:
+            label += ' %d sweeps' % sweeps
+        if method == 'refined' and args.substeps is not None:
+            label += ' substeps=%d' % args.substeps
         rows = []
         for seed in args.seeds:
             topics, alpha, seconds = fit(method, train, dictionary, seed,
-                                         None if eta == 'default' else float(eta))
+                                         None if eta == 'default' else float(eta), sweeps,
+                                         args.substeps if method == 'refined' else None)
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"

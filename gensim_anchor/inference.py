@@ -147,20 +147,18 @@ class _Parsed:
 
 def _pieces(n):
     """Sizes of the calls that infer a group of ``n`` documents: powers of two (at least
-    :data:`_MIN_PAD`; 1 for a lone document, ``model[bow]``), each at most a quarter padding
-    unless it is the smallest. The vmapped loop costs a padded row as much as a real one, and
-    one document at the iteration cap makes every row of its call run to the cap
-    (``python benchmarks/bench_inference.py``, ``benchmarks/results/bench_inference.log``)."""
+    :data:`_MIN_PAD`; 1 for a lone document, ``model[bow]``). One call unless that would be
+    more than a quarter padding, then two: the largest power of two below ``n`` and the rest
+    (then at most a fifth padding, or under :data:`_MIN_PAD` rows). The vmapped loop costs a
+    padded row as much as a real one, and one document at the iteration cap makes every row of
+    its call run to the cap (``python benchmarks/bench_inference.py``,
+    ``benchmarks/results/bench_inference.log``)."""
     if n == 1:
         return [1]
-    sizes = []
-    while n > 0:
-        size = power_of_two(n, _MIN_PAD)
-        if size > _MIN_PAD and size - n > size // 4:
-            size //= 2
-        sizes.append(size)
-        n -= min(size, n)
-    return sizes
+    size = power_of_two(n, _MIN_PAD)
+    if size == _MIN_PAD or size - n <= size // 4:
+        return [size]
+    return [size // 2, power_of_two(n - size // 2, _MIN_PAD)]
 
 
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):

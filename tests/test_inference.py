@@ -140,8 +140,9 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
 def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
     """A call's rows all cost as much as its longest and slowest document: 270 documents of 40
     words ran as 512 rows of 64 positions. Now: calls of a power of two documents, each at most a
-    quarter padding (or the smallest); three quarters of a power of two as the width where at
-    least _FINE_DOCS documents fit it; the same gammas as the per-document reference."""
+    quarter padding, else two (the largest power of two below and the rest); three quarters of a
+    power of two as the width where at least _FINE_DOCS documents fit it; the same gammas as the
+    per-document reference."""
     import gensim_anchor.inference as inference
     rng = np.random.default_rng(3)
     K, V = 3, 400
@@ -156,14 +157,18 @@ def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
                                    rtol=1e-10)
 
 
-def test_pieces_are_powers_of_two_with_at_most_a_quarter_padding():
+def test_pieces_are_at_most_two_powers_of_two_with_little_padding():
     from gensim_anchor.inference import _MIN_PAD, _pieces
     assert _pieces(1) == [1]  # model[bow]: a lone document runs alone
-    for n in list(range(2, 70)) + [255, 256, 257, 300, 1000, 2000, 4097]:
+    for n in list(range(2, 70)) + [255, 256, 257, 300, 385, 1000, 2000, 4097]:
         sizes = _pieces(n)
-        assert sum(sizes[:-1]) < n <= sum(sizes), n  # only the last call is padded
+        assert len(sizes) <= 2 and sum(sizes[:-1]) < n <= sum(sizes), n  # the last one padded
         assert all(s >= _MIN_PAD and s & (s - 1) == 0 for s in sizes), n
-        assert sum(sizes) - n <= sizes[-1] // 4 or sizes[-1] == _MIN_PAD, n
+        padding = sum(sizes) - n
+        if len(sizes) == 1:  # at most a quarter of the rows, or the smallest call
+            assert padding <= sizes[0] // 4 or sizes == [_MIN_PAD], n
+        else:  # at most a fifth of the documents, or the smallest call's
+            assert padding <= max(n // 5, _MIN_PAD - 1), n
         assert sizes == sorted(sizes, reverse=True), n
 
 
