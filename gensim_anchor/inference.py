@@ -48,9 +48,9 @@ logger = logging.getLogger(__name__)
 #: under the other topics; a floor keeps every ratio finite).
 TOPIC_FLOOR = 1e-12
 _MIN_PAD = 8
-# Documents that must share a padded length of three quarters of a power of two for it to be
-# used (fewer take the power of two's program).
-_FINE_DOCS = 256
+# Documents a length group needs before it runs at three quarters of a power of two or in two
+# calls (_pieces): below it, padding costs less than compiling one more program would.
+_MANY_DOCS = 256
 # Columns of the topics sent per call: a power of two, at least this many (a few documents and
 # small vocabularies share one program; 256 x K floats cost nothing to send).
 _MIN_COLUMNS = 256
@@ -147,16 +147,16 @@ class _Parsed:
 
 def _pieces(n):
     """Sizes of the calls that infer a group of ``n`` documents: powers of two (at least
-    :data:`_MIN_PAD`; 1 for a lone document, ``model[bow]``). One call unless that would be
-    more than a quarter padding, then two: the largest power of two below ``n`` and the rest
-    (then at most a fifth padding, or under :data:`_MIN_PAD` rows). The vmapped loop costs a
-    padded row as much as a real one, and one document at the iteration cap makes every row of
-    its call run to the cap (``python benchmarks/bench_inference.py``,
+    :data:`_MIN_PAD`; 1 for a lone document, ``model[bow]``). One call, unless the group has
+    :data:`_MANY_DOCS` documents and one call would be more than a quarter padding: then two,
+    the largest power of two below ``n`` and the rest (at most a fifth padding). The vmapped
+    loop costs a padded row as much as a real one, and one document at the iteration cap makes
+    every row of its call run to the cap (``python benchmarks/bench_inference.py``,
     ``benchmarks/results/bench_inference.log``)."""
     if n == 1:
         return [1]
     size = power_of_two(n, _MIN_PAD)
-    if size == _MIN_PAD or size - n <= size // 4:
+    if n < _MANY_DOCS or size - n <= size // 4:
         return [size]
     return [size // 2, power_of_two(n - size // 2, _MIN_PAD)]
 
@@ -272,7 +272,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     # it: every row of a call pays for its width, and a new width is a new program to compile.
     fine = np.where((pads >= 16) & (lengths <= pads * 3 // 4), pads * 3 // 4, pads)
     _, inverse, sizes = np.unique(fine, return_inverse=True, return_counts=True)
-    pads = np.where(sizes[inverse] >= _FINE_DOCS, fine, pads)
+    pads = np.where(sizes[inverse] >= _MANY_DOCS, fine, pads)
     calls = []
     for width in np.unique(pads):
         members, start = np.flatnonzero(pads == width), 0

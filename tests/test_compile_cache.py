@@ -196,34 +196,29 @@ def test_inference_in_a_second_process_compiles_nothing(filled, tmp_path):
     assert second['traces'] == 0 and second['inference_traces'] == 0
 
 
-# A stored program is looked up by a cheap key (numpy arguments by shape and dtype, JAX's trace
-# context as it is): each call must still get the program plain jit would run, whatever the
-# dtype, the weak type of a Python scalar, or the x64 mode in force.
-KEYS = r"""
-import json
-import jax
-import numpy as np
-from gensim_anchor import _compile_cache
-f = lambda x: x + np.float16(1)
-stored = _compile_cache.stored_jit(jax.jit(f))
-calls = [(False, np.ones(3)), (True, np.ones(3)), (False, np.ones(3, np.int32)),
-         (False, np.ones(3, np.int64)), (True, np.ones(3, np.int64)), (False, 1.0),
-         (False, np.float32(1.0)), (True, np.float64(1.0)), (False, np.ones(3))]
-got, expected = [], []
-with _compile_cache.persistent_cache():
+def test_stored_programs_match_plain_jit_for_every_dtype_weak_type_and_x64_mode():
+    """A stored program is looked up by a cheap key (numpy arguments by shape and dtype, JAX's
+    trace context as it is): each call must still get the program plain jit would run, whatever
+    the dtype, the weak type of a Python scalar, or the x64 mode in force. (In this process: the
+    tests' own cache directory is on, see conftest.)"""
+    import jax
+    import numpy as np
+
+    def f(x):
+        return x + np.float16(1)
+
+    stored = _compile_cache.stored_jit(jax.jit(f))
+    calls = [(False, np.ones(3)), (True, np.ones(3)), (False, np.ones(3, np.int32)),
+             (False, np.ones(3, np.int64)), (True, np.ones(3, np.int64)), (False, 1.0),
+             (False, np.float32(1.0)), (True, np.float64(1.0)), (False, np.ones(3))]
+    got, expected = [], []
     for x64, arg in calls:
         with jax.enable_x64(x64):
             got.append(str(stored(arg).dtype))
             expected.append(str(jax.jit(f)(arg).dtype))
-print(json.dumps(dict(got=got, expected=expected, stored=stored._loaded != {})))
-"""
-
-
-def test_stored_programs_match_plain_jit_for_every_dtype_weak_type_and_x64_mode(tmp_path):
-    out = run_child({'GENSIM_ANCHOR_CACHE_DIR': str(tmp_path / 'cache')}, KEYS)
-    assert out['stored']  # the stored path ran, not the plain jit fallback
-    assert out['got'] == out['expected']
-    assert len(set(out['expected'])) == 3  # the calls do differ: float16, float32, float64
+    assert stored._loaded  # the stored path ran, not the plain jit fallback
+    assert got == expected
+    assert len(set(expected)) == 3  # the calls do differ: float16, float32, float64
 
 
 def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):

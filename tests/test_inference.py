@@ -139,10 +139,10 @@ def test_a_call_sends_only_the_columns_of_its_words_and_no_padding_documents(mon
 
 def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
     """A call's rows all cost as much as its longest and slowest document: 270 documents of 40
-    words ran as 512 rows of 64 positions. Now: calls of a power of two documents, each at most a
-    quarter padding, else two (the largest power of two below and the rest); three quarters of a
-    power of two as the width where at least _FINE_DOCS documents fit it; the same gammas as the
-    per-document reference."""
+    words ran as 512 rows of 64 positions. Now a group of at least _MANY_DOCS documents runs at
+    three quarters of a power of two where they fit it, and in two calls (the largest power of
+    two below and the rest) when one would be more than a quarter padding; a small group as
+    before (one program fewer to compile); the same gammas as the per-document reference."""
     import gensim_anchor.inference as inference
     rng = np.random.default_rng(3)
     K, V = 3, 400
@@ -151,25 +151,24 @@ def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
     docs = [[(int(w), 1) for w in rng.choice(V, n, replace=False)] for n in [40] * 270 + [20] * 10]
     calls = record_calls(monkeypatch, inference, '_infer_chunk', lambda beta, alpha_, ids, *_: ids.shape)
     gamma = infer(topics, alpha, docs).gamma
-    assert sorted(calls) == [(8, 32), (8, 32), (16, 48), (256, 48)]
+    assert sorted(calls) == [(16, 32), (16, 48), (256, 48)]
     for d in rng.choice(len(docs), 8, replace=False).tolist() + [279]:
         np.testing.assert_allclose(gamma[d], reference_gamma(topics, alpha, docs[d], 50, 1e-3)[0],
                                    rtol=1e-10)
 
 
-def test_pieces_are_at_most_two_powers_of_two_with_little_padding():
-    from gensim_anchor.inference import _MIN_PAD, _pieces
+def test_pieces_split_only_large_groups_into_two_powers_of_two_with_little_padding():
+    from gensim_anchor._compile_cache import power_of_two
+    from gensim_anchor.inference import _MANY_DOCS, _MIN_PAD, _pieces
     assert _pieces(1) == [1]  # model[bow]: a lone document runs alone
-    for n in list(range(2, 70)) + [255, 256, 257, 300, 385, 1000, 2000, 4097]:
+    for n in range(2, _MANY_DOCS):  # small groups: one program, as before
+        assert _pieces(n) == [power_of_two(n, _MIN_PAD)], n
+    for n in list(range(_MANY_DOCS, 3 * _MANY_DOCS)) + [1000, 2000, 4097, 6500]:
         sizes = _pieces(n)
         assert len(sizes) <= 2 and sum(sizes[:-1]) < n <= sum(sizes), n  # the last one padded
-        assert all(s >= _MIN_PAD and s & (s - 1) == 0 for s in sizes), n
+        assert all(s & (s - 1) == 0 for s in sizes) and sizes == sorted(sizes, reverse=True), n
         padding = sum(sizes) - n
-        if len(sizes) == 1:  # at most a quarter of the rows, or the smallest call
-            assert padding <= sizes[0] // 4 or sizes == [_MIN_PAD], n
-        else:  # at most a fifth of the documents, or the smallest call's
-            assert padding <= max(n // 5, _MIN_PAD - 1), n
-        assert sizes == sorted(sizes, reverse=True), n
+        assert padding <= (sizes[0] // 4 if len(sizes) == 1 else n // 5), n
 
 
 def test_alpha_that_is_not_a_prior_is_refused(model):
