@@ -335,7 +335,7 @@ class stored_jit:
         plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
         self._positional = tuple(p.name for p in params) if plain else None
         self._static = frozenset(static_argnames)
-        self._loaded = {}
+        self._loaded, self._by_key = {}, {}
 
     def __call__(self, *args, **kwargs):
         import jax
@@ -362,7 +362,12 @@ class stored_jit:
         if compiled is None:
             avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
             local = (static, avals, str(treedef), _trace_context())
-            compiled = self._loaded[quick] = self._load_or_compile(local, named)
+            # Several quick keys can name one program (int32 and int64 arrays without x64):
+            # loaded once.
+            compiled = self._by_key.get(local)
+            if compiled is None:
+                compiled = self._by_key[local] = self._load_or_compile(local, named)
+            self._loaded[quick] = compiled
         return compiled(**dynamic)
 
     def _load_or_compile(self, local, named):

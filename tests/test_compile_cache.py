@@ -218,6 +218,9 @@ def test_stored_programs_match_plain_jit_for_every_dtype_weak_type_and_x64_mode(
             expected.append(str(jax.jit(f)(arg).dtype))
     assert stored._loaded  # the stored path ran, not the plain jit fallback
     assert got == expected
+    # Eight argument types, seven programs: int32 and int64 arrays are both int32 without x64,
+    # and one program serves both.
+    assert len(stored._loaded) == 8 and len(stored._by_key) == 7
     assert len(set(expected)) == 3  # the calls do differ: float16, float32, float64
 
 
