@@ -128,6 +128,19 @@ def split_documents(lengths, *arrays):
     return list(zip(*(np.split(a, bounds) for a in arrays))) if len(lengths) else []
 
 
+def padded_positions(lengths, members):
+    """Where the flat values of documents ``members`` go in a zero-padded block with one row per
+    member: index arrays (row, position, source) such that ``block[row, position] =
+    flat[source]``, for flat arrays that hold the documents one after another (``lengths[d]``
+    values for document d). No loop over the documents."""
+    lengths = np.asarray(lengths)
+    starts = np.cumsum(lengths) - lengths
+    width = lengths[members]
+    row = np.repeat(np.arange(len(width)), width)
+    position = np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)
+    return row, position, starts[members][row] + position
+
+
 def _num(value):
     """A number as a user wrote it: 5 for 5.0, 0.5, nan."""
     value = float(value)

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma
 
-from ._bow import parse_chunk, split_documents
+from ._bow import padded_positions, parse_chunk, split_documents
 from ._compile_cache import power_of_two, stored_jit
 
 logger = logging.getLogger(__name__)
@@ -115,25 +115,21 @@ class _Parsed:
     def __init__(self, lengths, ids, counts, num_terms):
         doc = np.repeat(np.arange(len(lengths)), lengths)
         keep = (ids >= 0) & (ids < num_terms) & (counts > 0)
-        self.doc, self.ids, self.counts = doc[keep], ids[keep], counts[keep]
+        self.ids, self.counts = ids[keep], counts[keep]
         # The distinct words, and each token's column among them (for a gathered beta).
         self.columns, self.local = np.unique(self.ids.astype(np.int64), return_inverse=True)
-        self.sizes = np.bincount(self.doc, minlength=len(lengths))
-        starts = np.cumsum(self.sizes) - self.sizes
-        self.position = np.arange(len(self.doc)) - starts[self.doc]
+        self.sizes = np.bincount(doc[keep], minlength=len(lengths))
         self.num_docs = len(lengths)
         self._per_doc = None
 
     def padded(self, members, rows, width, local=False):
         """(ids, counts) of the documents ``members``, shape (rows, width), zero-padded; with
         ``local``, ids are positions in ``columns``."""
-        row_of = np.full(self.num_docs, -1)
-        row_of[members] = np.arange(len(members))
-        sel = row_of[self.doc] >= 0
+        row, position, source = padded_positions(self.sizes, members)
         ids = np.zeros((rows, width), dtype=np.int32)
         counts = np.zeros((rows, width))
-        ids[row_of[self.doc[sel]], self.position[sel]] = (self.local if local else self.ids)[sel]
-        counts[row_of[self.doc[sel]], self.position[sel]] = self.counts[sel]
+        ids[row, position] = (self.local if local else self.ids)[source]
+        counts[row, position] = self.counts[source]
         return ids, counts
 
     def pairs(self, members):
@@ -203,7 +199,7 @@ def _infer_chunk(beta, alpha, ids, counts, max_iter, tol, collect_sstats, return
     return gamma, it, sstats
 
 
-_infer_chunk = stored_jit(_infer_chunk, ('collect_sstats', 'return_phi'))
+_infer_chunk = stored_jit(_infer_chunk, ('collect_sstats', 'return_phi'), loop_emitters=True)
 
 
 def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, return_phi=False):

@@ -118,7 +118,7 @@ import numpy as np
 from gensim import utils
 from jax.scipy.special import logsumexp
 
-from ._bow import parse_chunk, split_documents
+from ._bow import padded_positions, parse_chunk, split_documents
 from ._compile_cache import power_of_two, stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
@@ -372,7 +372,7 @@ def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_topics,
     return logsumexp(logw, axis=1) - jnp.log(R)
 
 
-_filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'))
+_filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'), loop_emitters=True)
 
 
 def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
@@ -415,10 +415,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     row_doc = np.repeat(order, G)                     # the G concentrations of a document together
     row_scale = np.tile(np.arange(G), len(order))
     scales = np.asarray(scales, np.float64)
-    # Every document's words once, flat (positions in local) with its offset: a batch's arrays
-    # are filled by one fancy index, not a loop over its rows.
+    # Every document's words once, flat (positions in local): a batch's arrays are filled by one
+    # fancy index (padded_positions), not a loop over its rows.
     sizes = np.array([len(i) for i, _ in docs], dtype=np.int64)
-    starts = np.cumsum(sizes) - sizes
     flat_ids = np.searchsorted(used, np.concatenate([i for i, _ in docs])).astype(np.int32)
     flat_counts = np.concatenate([c for _, c in docs]).astype(np.int32)
     with jax.enable_x64(True):
@@ -431,10 +430,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
             L = _padded_length(lengths[batch].max())
             ids = np.zeros((size, L), dtype=np.int32)  # padding: column 0, count 0
             counts = np.zeros((size, L), dtype=np.int32)
-            width = sizes[batch]
-            row = np.repeat(np.arange(n), width)
-            position = np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)
-            source = starts[batch][row] + position
+            row, position, source = padded_positions(sizes, batch)
             ids[row, position] = flat_ids[source]
             counts[row, position] = flat_counts[source]
             index = np.zeros(size, dtype=np.uint32)

@@ -171,6 +171,26 @@ def test_pieces_split_only_large_groups_into_two_powers_of_two_with_little_paddi
         assert padding <= (sizes[0] // 4 if len(sizes) == 1 else n // 5), n
 
 
+def test_padded_positions_fill_any_subset_of_documents_as_a_loop_would():
+    """The one fancy index that fills inference's and the likelihood estimator's padded blocks
+    (_bow.padded_positions), against a loop over the documents: any members, in any order,
+    empty documents included."""
+    from gensim_anchor._bow import padded_positions
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(0, 6, size=30)
+    flat = rng.integers(1, 100, size=lengths.sum())
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    for members in (np.arange(30), rng.permutation(30)[:11], np.array([4]), np.array([], int)):
+        width = max(int(lengths.max()), 1)
+        block = np.zeros((len(members), width), int)
+        row, position, source = padded_positions(lengths, members)
+        block[row, position] = flat[source]
+        expected = np.zeros_like(block)
+        for r, d in enumerate(members):
+            expected[r, :lengths[d]] = flat[starts[d]:starts[d] + lengths[d]]
+        np.testing.assert_array_equal(block, expected)
+
+
 def test_alpha_that_is_not_a_prior_is_refused(model):
     topics, alpha, docs = model
     with pytest.raises(ValueError, match=r"alpha must have shape \(4,\) \(one value per topic\), got "
