@@ -643,5 +643,5 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
 
 
 _fast_anchor_words = stored_jit(jax.jit(_fast_anchor_words_impl, static_argnames=('num_topics', 'cleanup')),
-                                ('num_topics', 'cleanup'))
+                                ('num_topics', 'cleanup'), loop_emitters=True)
 

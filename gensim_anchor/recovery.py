@@ -271,7 +271,7 @@ def _solve_kl_eg(T, B, eps, max_iter, lanes, steps):
 
 
 # Compiled programs kept on disk for the next process (:mod:`._compile_cache`).
-_solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'))
+_solve_l2 = stored_jit(_solve_l2, ('lanes', 'steps'), loop_emitters=True)
 
 
 def kl_block_size(num_words, num_terms):
@@ -507,7 +507,7 @@ def _solve_l2_pairwise(XX, XY, count, eps, max_iter, lanes, steps):
 
 
 # Kept on disk for the next process, as the EG solver (:mod:`._compile_cache`).
-_solve_l2_pairwise = stored_jit(_solve_l2_pairwise, ('lanes', 'steps'))
+_solve_l2_pairwise = stored_jit(_solve_l2_pairwise, ('lanes', 'steps'), loop_emitters=True)
 
 
 def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
@@ -810,7 +810,9 @@ def _solve_kl(T, B, X0, n, eps, max_iter, lanes):
                        n, lanes, fallback=functools.partial(_kl_line_search, T))
 
 
-# Kept on disk for the next process, as RecoverL2's (:mod:`._compile_cache`).
+# Kept on disk for the next process, as RecoverL2's (:mod:`._compile_cache`). With XLA's
+# default emitters: the loop emitters would compile it a little faster and run it half as
+# slowly again (benchmarks/results/bench_emitters.log).
 _solve_kl = stored_jit(_solve_kl, ('lanes',))
 
 

@@ -224,6 +224,75 @@ def test_stored_programs_match_plain_jit_for_every_dtype_weak_type_and_x64_mode(
     assert len(set(expected)) == 3  # the calls do differ: float16, float32, float64
 
 
+def _spy_compiles(monkeypatch):
+    """The compiler options of every stored program's compilation (Lowered.compile) and of every
+    plain jax.jit built (the options given, or None)."""
+    import jax
+    seen = {'compile': [], 'jit': []}
+    real_compile, real_jit = jax.stages.Lowered.compile, jax.jit
+
+    def compile(self, compiler_options=None):
+        seen['compile'].append(compiler_options)
+        return real_compile(self, compiler_options=compiler_options)
+
+    def jit(fun, **kwargs):
+        seen['jit'].append(kwargs.get('compiler_options'))
+        return real_jit(fun, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Lowered, 'compile', compile)
+    monkeypatch.setattr(jax, 'jit', jit)
+    return seen
+
+
+def test_loop_emitters_are_the_options_of_the_programs_that_ask_for_them_only(monkeypatch):
+    """``stored_jit(..., loop_emitters=True)`` compiles that program, and no other, with
+    LOOP_EMITTERS on a CPU, stored or plain (cache off), with the same results; the options
+    are part of the stored key."""
+    import jax
+    import numpy as np
+
+    def f(x):
+        return jax.numpy.sin(x) * 2 + jax.numpy.cumsum(x)
+
+    x = np.linspace(0.0, 1.0, 7)
+    expected = np.asarray(jax.jit(f)(x))
+    seen = _spy_compiles(monkeypatch)
+    tuned = _compile_cache.stored_jit(jax.jit(f), loop_emitters=True)
+    default = _compile_cache.stored_jit(jax.jit(f))
+    np.testing.assert_array_equal(tuned(x), expected)
+    np.testing.assert_array_equal(default(x), expected)
+    assert jax.default_backend() == 'cpu'  # the suite's backend; LOOP_EMITTERS are for a CPU
+    # Two compilations: the same function and arguments, stored under two keys.
+    assert seen['compile'] == [_compile_cache.LOOP_EMITTERS, None]
+    # The plain path (no stored executables: here, our cache reported unusable).
+    monkeypatch.setitem(_compile_cache._state, 'checked', False)
+    np.testing.assert_array_equal(tuned(x + 1), np.asarray(jax.jit(f)(x + 1)))
+    assert _compile_cache.LOOP_EMITTERS in seen['jit']
+
+
+def test_options_this_xla_does_not_know_are_dropped_with_a_debug_line(monkeypatch, caplog):
+    """An XLA without the options (another version) compiles the program with its defaults: the
+    right result, a DEBUG line, and no options for the rest of the process."""
+    import logging
+    import jax
+    import numpy as np
+    monkeypatch.setattr(_compile_cache, 'LOOP_EMITTERS', {'xla_no_such_option_in_any_xla': True})
+    monkeypatch.setitem(_compile_cache._state, 'no_options', False)
+
+    def g(x):
+        return x * 3 - 1
+
+    stored = _compile_cache.stored_jit(jax.jit(g), loop_emitters=True)
+    with caplog.at_level(logging.DEBUG, logger='gensim_anchor._compile_cache'):
+        np.testing.assert_array_equal(stored(np.arange(4.0)), np.arange(4.0) * 3 - 1)
+    assert _compile_cache._state['no_options']
+    assert any('does not take the compile options' in r.getMessage() for r in caplog.records)
+    # Later programs ask for nothing, stored or plain.
+    assert stored._options() == {}
+    monkeypatch.setitem(_compile_cache._state, 'checked', False)
+    np.testing.assert_array_equal(stored(np.arange(3.0)), np.arange(3.0) * 3 - 1)
+
+
 def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):
     import time
     (tmp_path / 'executables').mkdir()
