@@ -157,6 +157,26 @@ def _pieces(n):
     return [size // 2, power_of_two(n - size // 2, _MIN_PAD)]
 
 
+def _calls(lengths):
+    """(width, members, rows) of each call that infers documents of these lengths. Documents
+    are grouped by padded length (a power of two) so that short documents are not padded to the
+    longest one; each group is run in pieces whose sizes are powers of two too (:func:`_pieces`),
+    so a few shapes are compiled whatever the chunk."""
+    pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
+    # Three quarters of a power of two for the documents that fit, where enough of them share
+    # it: every row of a call pays for its width, and a new width is a new program to compile.
+    fine = np.where((pads >= 16) & (lengths <= pads * 3 // 4), pads * 3 // 4, pads)
+    _, inverse, sizes = np.unique(fine, return_inverse=True, return_counts=True)
+    pads = np.where(sizes[inverse] >= _MANY_DOCS, fine, pads)
+    calls = []
+    for width in np.unique(pads):
+        members, start = np.flatnonzero(pads == width), 0
+        for size in _pieces(len(members)):
+            calls.append((int(width), members[start:start + size], size))
+            start += size
+    return calls
+
+
 def _infer_document(beta, alpha, ids, counts, max_iter, tol):
     beta_d = beta[:, ids]  # (K, L); padding has counts 0
     gamma = alpha + jnp.sum(counts) / alpha.shape[0]
@@ -260,21 +280,10 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     sstats = np.zeros((K, V)) if collect_sstats else None
     phi = [None] * D if return_phi else None
     phi_ids = [None] * D if return_phi else None
-    # Documents are grouped by padded length (a power of two) so that short documents are not
-    # padded to the longest one; each group is run in pieces whose sizes are powers of two too
-    # (_pieces), so a few shapes are compiled whatever the chunk.
-    pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
-    # Three quarters of a power of two for the documents that fit, where enough of them share
-    # it: every row of a call pays for its width, and a new width is a new program to compile.
-    fine = np.where((pads >= 16) & (lengths <= pads * 3 // 4), pads * 3 // 4, pads)
-    _, inverse, sizes = np.unique(fine, return_inverse=True, return_counts=True)
-    pads = np.where(sizes[inverse] >= _MANY_DOCS, fine, pads)
-    calls = []
-    for width in np.unique(pads):
-        members, start = np.flatnonzero(pads == width), 0
-        for size in _pieces(len(members)):
-            calls.append((int(width), members[start:start + size], size))
-            start += size
+    # model[bow]: one call, without the grouping's numpy work (three np.unique calls among
+    # others; benchmarks/results/bench_inference.log, session 27).
+    calls = [(power_of_two(lengths[0], _MIN_PAD), np.zeros(1, np.int64), 1)] if D == 1 else \
+        _calls(lengths)
     with jax.enable_x64(True):
         # numpy scalars and arrays, not jnp.asarray: no conversion programs to compile. beta is
         # sent once for several calls; a lone call takes it as numpy (device_put's Python
