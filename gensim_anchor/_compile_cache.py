@@ -382,7 +382,7 @@ class stored_jit:
         dynamic = {k: v for k, v in named.items() if k not in self._static}
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            return self._plain(*args, **kwargs)
+            return self._jitted(*args, **kwargs)  # inside the caller's program: its options
         static = tuple(sorted((k, repr(v)) for k, v in named.items() if k in self._static))
         # Looked up by a cheap key (numpy arguments by shape and dtype; JAX's own trace context,
         # hashable): the stored file's key, a string per argument, is built only on a miss
@@ -410,13 +410,16 @@ class stored_jit:
 
     def _plain(self, *args, **kwargs):
         """The jitted function, with this program's options (compiled by JAX, without our
-        stored executables: the cache is off, the device is the user's, or under a trace)."""
+        stored executables: the cache is off, or the device is the user's). Under a trace it is
+        part of the caller's program, whose options are the caller's (JAX refuses options on a
+        nested jit)."""
+        import jax
         options = self._options()
-        if not options:
+        if not options or any(isinstance(leaf, jax.core.Tracer)
+                              for leaf in jax.tree_util.tree_leaves((args, kwargs))):
             return self._jitted(*args, **kwargs)
         try:
             if self._tuned is None:
-                import jax
                 self._tuned = jax.jit(self._jitted.__wrapped__, static_argnames=tuple(self._static),
                                       compiler_options=options)
             return self._tuned(*args, **kwargs)

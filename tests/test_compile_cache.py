@@ -264,10 +264,14 @@ def test_loop_emitters_are_the_options_of_the_programs_that_ask_for_them_only(mo
     assert jax.default_backend() == 'cpu'  # the suite's backend; LOOP_EMITTERS are for a CPU
     # Two compilations: the same function and arguments, stored under two keys.
     assert seen['compile'] == [_compile_cache.LOOP_EMITTERS, None]
+    # Inside the caller's program (JAX refuses options on a nested jit), on either path.
+    np.testing.assert_array_equal(jax.jit(lambda y: tuned(y) + 1)(x), expected + 1)
     # The plain path (no stored executables: here, our cache reported unusable).
     monkeypatch.setitem(_compile_cache._state, 'checked', False)
     np.testing.assert_array_equal(tuned(x + 1), np.asarray(jax.jit(f)(x + 1)))
     assert _compile_cache.LOOP_EMITTERS in seen['jit']
+    np.testing.assert_allclose(jax.vmap(tuned)(np.stack([x, x + 1])), np.stack([expected, tuned(x + 1)]))
+    assert not _compile_cache._state.get('no_options')  # no call was refused its options
 
 
 def test_options_this_xla_does_not_know_are_dropped_with_a_debug_line(monkeypatch, caplog):
