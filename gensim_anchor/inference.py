@@ -50,8 +50,8 @@ TOPIC_FLOOR = 1e-12
 _MIN_PAD = 8
 # Documents a length group needs before it runs at three quarters of a power of two or in two
 # calls (_pieces): below it, padding costs less than compiling one more program would. At 64
-# rather than 256, 300 KOS documents infer 35 to 45% faster (7 calls instead of 5), 20
-# Newsgroups' 12% (benchmarks/results/bench_inference.log, session 27).
+# rather than 256, a batch of 300 KOS documents ran 33% faster (7 calls instead of 5), 20
+# Newsgroups' 14% (benchmarks/results/bench_inference.log, the 20:12Z and 20:15Z entries).
 _MANY_DOCS = 64
 # Columns of the topics sent per call: a power of two, at least this many (a few documents and
 # small vocabularies share one program; 256 x K floats cost nothing to send).
