@@ -326,9 +326,13 @@ LOOP_EMITTERS = {'xla_cpu_use_fusion_emitters': False}
 
 
 def _unknown_options(err, options):
-    """Whether ``err`` is this XLA refusing ``options`` (a version without them): then they are
-    dropped for the rest of the process, with a DEBUG line, and the program compiled without."""
-    if not options or not any(name in str(err) for name in (*options, 'compiler_options')):
+    """Whether ``err`` is this XLA refusing ``options`` (a version without them), or a JAX whose
+    ``jax.jit`` takes no ``compiler_options``: then they are dropped for the rest of the process,
+    with a DEBUG line, and the program compiled without."""
+    message = str(err)
+    refused = 'compile option' in message.lower() and any(repr(name) in message for name in options)
+    old_jax = isinstance(err, TypeError) and 'compiler_options' in message
+    if not options or not (refused or old_jax):
         return False
     _state['no_options'] = True
     logger.debug("XLA does not take the compile options %s (%s); compiling without them",

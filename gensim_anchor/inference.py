@@ -121,7 +121,6 @@ class _Parsed:
         # The distinct words, and each token's column among them (for a gathered beta).
         self.columns, self.local = np.unique(self.ids.astype(np.int64), return_inverse=True)
         self.sizes = np.bincount(doc[keep], minlength=len(lengths))
-        self.num_docs = len(lengths)
         self._per_doc = None
 
     def padded(self, members, rows, width, local=False):
@@ -163,7 +162,11 @@ def _calls(lengths):
     """(width, members, rows) of each call that infers documents of these lengths. Documents
     are grouped by padded length (a power of two) so that short documents are not padded to the
     longest one; each group is run in pieces whose sizes are powers of two too (:func:`_pieces`),
-    so a few shapes are compiled whatever the chunk."""
+    so a few shapes are compiled whatever the chunk. A lone document (``model[bow]``) is one
+    call without the grouping's numpy work (two ``np.unique`` among others: a share of such a
+    call, ``benchmarks/results/bench_inference.log``, session 27)."""
+    if len(lengths) == 1:
+        return [(power_of_two(lengths[0], _MIN_PAD), np.zeros(1, np.int64), 1)]
     pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
     # Three quarters of a power of two for the documents that fit, where enough of them share
     # it: every row of a call pays for its width, and a new width is a new program to compile.
@@ -282,10 +285,7 @@ def infer(topics, alpha, chunk, *, max_iter=50, tol=1e-3, collect_sstats=False, 
     sstats = np.zeros((K, V)) if collect_sstats else None
     phi = [None] * D if return_phi else None
     phi_ids = [None] * D if return_phi else None
-    # model[bow]: one call, without the grouping's numpy work (three np.unique calls among
-    # others; benchmarks/results/bench_inference.log, session 27).
-    calls = [(power_of_two(lengths[0], _MIN_PAD), np.zeros(1, np.int64), 1)] if D == 1 else \
-        _calls(lengths)
+    calls = _calls(lengths)
     with jax.enable_x64(True):
         # numpy scalars and arrays, not jnp.asarray: no conversion programs to compile. beta is
         # sent once for several calls; a lone call takes it as numpy (device_put's Python

@@ -158,9 +158,10 @@ def test_a_chunk_runs_in_calls_of_little_padding(monkeypatch):
 
 
 def test_a_lone_document_runs_as_the_grouping_would_run_it(monkeypatch):
-    """model[bow] skips the grouping's numpy work (inference's shortcut for one document): the
-    call it makes is the one the grouping gives a chunk of that document alone, whatever its
-    length (unknown ids count, as in the grouping), and the gamma is the reference's."""
+    """model[bow] skips the grouping's numpy work (_calls' shortcut for one document): the call
+    it makes has the width the grouping gives that document in a chunk (here, with a copy of
+    it), whatever its length (unknown ids count, as in the grouping), and the gamma is the
+    reference's."""
     import gensim_anchor.inference as inference
     rng = np.random.default_rng(4)
     K, V = 3, 400
@@ -171,11 +172,12 @@ def test_a_lone_document_runs_as_the_grouping_would_run_it(monkeypatch):
         doc = [(int(w), 1) for w in rng.choice(V, n, replace=False)] + [(V + 5, 2)] * (n == 8)
         calls.clear()
         gamma = infer(topics, alpha, [doc]).gamma
-        ((width, members, rows),) = inference._calls(np.array([len(doc)]))
-        assert calls == [(rows, width)] == [(1, max(8, 1 << (len(doc) - 1).bit_length()))], n
+        ((grouped_width, _, _),) = inference._calls(np.array([len(doc)] * 2))
+        assert calls == [(1, grouped_width)] == [(1, max(8, 1 << (len(doc) - 1).bit_length()))], n
         known = [(w, c) for w, c in doc if w < V]
         np.testing.assert_allclose(gamma[0], reference_gamma(topics, alpha, known, 50, 1e-3)[0],
                                    rtol=1e-10)
+
 
 def test_pieces_split_only_large_groups_into_two_powers_of_two_with_little_padding():
     from gensim_anchor._compile_cache import power_of_two
