@@ -63,8 +63,12 @@ def parse_chunk(chunk, num_terms=None, doc_offset=0, *, unknown='raise', whole_c
         if sizes.size and (sizes.min() != 2 or sizes.max() != 2):
             raise ValueError("not pairs")
         # Tokens of two characters pass as pairs; bytes ones would even parse (b'ok' is 111,
-        # 107). A corpus of tokens has them everywhere, so the chunk's first entry tells.
-        if isinstance(next(entries(chunk), None), (str, bytes)):
+        # 107), and so would numeric strings as ids or counts (('3', 1) as word 3). A corpus of
+        # tokens, or of ids read from text without int(), has them everywhere, so the chunk's
+        # first entry tells.
+        first = next(entries(chunk), None)
+        if isinstance(first, (str, bytes)) or (first is not None and any(
+                isinstance(value, (str, bytes)) for value in first)):
             raise ValueError("tokens, not pairs")
         pairs = np.fromiter(entries(entries(chunk)), dtype=np.float64, count=2 * sizes.size)
     except (TypeError, ValueError):
@@ -107,19 +111,36 @@ def parse_chunk(chunk, num_terms=None, doc_offset=0, *, unknown='raise', whole_c
 
 def _not_pairs(chunk, doc_offset):
     """The message for a chunk that is not all (id, count) pairs, naming the first bad document."""
+    text = (str, bytes)
     for i, doc in enumerate(chunk):
         try:
             # A string is a sequence of scalars too: 'w1' as a pair, or 'a' as an id.
-            ok = all(not isinstance(pair, (str, bytes)) and len(pair) == 2 and all(
-                not isinstance(v, (str, bytes)) and (np.isscalar(v) or np.ndim(v) == 0)
-                for v in pair) for pair in doc)
+            shaped = all(not isinstance(pair, text) and len(pair) == 2 for pair in doc)
+            # Numeric strings (ids read from text without int()) get their own message; words
+            # ('a', 1) are tokens with counts, for doc2bow.
+            found = [v for pair in doc for v in pair if isinstance(v, text)] if shaped else []
+            strings = found if found and all(map(_numeric, found)) else []
+            ok = shaped and not found and all(np.isscalar(v) or np.ndim(v) == 0
+                                              for pair in doc for v in pair)
         except TypeError:
-            ok = False
+            ok = strings = False
+        if strings:
+            return ("document #%d has %r among its word ids and counts: they must be numbers, not "
+                    "strings (it starts %.60r)" % (doc_offset + i, strings[0], doc))
         if not ok:
             return ("document #%d is not a bag-of-words list of (word_id, count) pairs (it starts "
                     "%.60r); convert texts with Dictionary.doc2bow first" % (doc_offset + i, doc))
     return ("documents #%d..#%d are not all bag-of-words lists of (word_id, count) pairs; convert "
             "texts with Dictionary.doc2bow first" % (doc_offset, doc_offset + len(chunk) - 1))
+
+
+def _numeric(value):
+    """Whether a str or bytes value reads as a number ('3', b'2.5')."""
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def split_documents(lengths, *arrays):

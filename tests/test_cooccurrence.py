@@ -341,6 +341,17 @@ def test_two_character_tokens_are_not_taken_for_pairs(tokens):
         build_cooccurrence(tokens, num_terms=200)
 
 
+@pytest.mark.parametrize('docs', [[[('3', 1), ('4', 2)]], [[], [(b'3', 1)]], [[(3, '1'), (4, '2')]]])
+def test_numeric_strings_are_not_taken_for_ids_or_counts(docs):
+    # float('3') is 3.0: ids read from a text file without int() parsed as word 3, silently.
+    strings = [v for pair in docs[-1] for v in pair if isinstance(v, (str, bytes))]
+    with pytest.raises(TypeError, match=r"^document #%d has %s among its word ids and counts: they "
+                                        r"must be numbers, not strings \(it starts %s\)$" % (
+                                            len(docs) - 1, re.escape(repr(strings[0])),
+                                            re.escape(repr(docs[-1])))):
+        build_cooccurrence(docs, num_terms=200)
+
+
 def test_non_sequence_document_raises_type_error():
     with pytest.raises(TypeError, match=r"document #1 is a int, expected a bag-of-words list of "
                                         r"\(word_id, count\) pairs"):
