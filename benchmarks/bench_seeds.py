@@ -11,6 +11,10 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   the sampler (``refine_options={'eta': ...}``; ``default`` for the library's); with
   ``--sweeps``, once per fixed chain length instead of the rule (``num_sweeps=N,
   burn_in=N // 2``); ``--substeps`` sets the sampler's sub-steps;
+  with ``--alpha-start grid``, the refined model whose sampler starts alpha at the grid
+  search's (the one-call model's before it skipped the grid): the same anchors (the fixed
+  candidate threshold, given explicitly) and chain, as ``AnchorModel(train, 50,
+  anchor_min_df=min(100, 5% of documents), random_state=s).refine(train, 'gibbs')``;
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
 
@@ -21,6 +25,7 @@ Usage::
 
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined tomotopy]
                                      [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
+                                     [--alpha-start default grid]
 """
 import argparse
 import statistics
@@ -36,7 +41,7 @@ from bench_core import machine  # noqa: E402
 K = 50
 
 
-def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None):
+def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default'):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
@@ -45,8 +50,14 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None):
             options.update(num_sweeps=sweeps, burn_in=sweeps // 2)
         if substeps is not None:
             options.update(substeps=substeps)
-        model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                            random_state=seed, refine_options=options or None)
+        if alpha_start == 'grid':
+            from gensim_anchor.anchors import resolve_min_df
+            model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed,
+                                anchor_min_df=resolve_min_df(None, len(train)))
+            model.refine(train, 'gibbs', **options)
+        else:
+            model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
+                                random_state=seed, refine_options=options or None)
         return model.get_topics(), model.alpha, time.perf_counter() - start
     topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
     return topics, alpha, time.perf_counter() - start
@@ -64,6 +75,9 @@ def main(argv=None):
     parser.add_argument('--sweeps', nargs='+', type=int, default=[None],
                         help="the refined model's chain length (burn-in half of it) instead of "
                              "the convergence rule; one row per length")
+    parser.add_argument('--alpha-start', nargs='+', default=['default'], choices=['default', 'grid'],
+                        help="where the refined model's sampler starts alpha: the library's "
+                             "default, or the grid search's scale (one row per choice)")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
@@ -71,20 +85,23 @@ def main(argv=None):
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    runs = [(m, eta, n) for m in args.methods
+    runs = [(m, eta, n, a) for m in args.methods
             for eta in (args.etas if m == 'refined' else ['default'])
-            for n in (args.sweeps if m == 'refined' else [None])]
-    for method, eta, sweeps in runs:
+            for n in (args.sweeps if m == 'refined' else [None])
+            for a in (args.alpha_start if m == 'refined' else ['default'])]
+    for method, eta, sweeps, alpha_start in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
         if sweeps is not None:
             label += ' %d sweeps' % sweeps
+        if alpha_start != 'default':
+            label += ' alpha from the %s' % alpha_start
         if method == 'refined' and args.substeps is not None:
             label += ' substeps=%d' % args.substeps
         rows = []
         for seed in args.seeds:
             topics, alpha, seconds = fit(method, train, dictionary, seed,
                                          None if eta == 'default' else float(eta), sweeps,
-                                         args.substeps if method == 'refined' else None)
+                                         args.substeps if method == 'refined' else None, alpha_start)
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"

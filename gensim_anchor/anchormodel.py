@@ -68,7 +68,7 @@ from ._defaults import (ALPHA_SAMPLE, CAPPED_WARNING_SHARE, REFINE_TOL, DEFAULT_
                         DEFAULT_MAX_ITER, DEFAULT_OPTIMIZE_ALPHA, DEFAULT_PROJECTION_DIM,
                         DEFAULT_SAMPLER, DEFAULT_SUBSTEPS, DEFAULT_SWEEPS, DEFAULT_VB_PASSES,
                         FORMAT_VERSION, LOSSES, Q_MODES, RECTIFY_MAX_ITER, RECTIFY_METHODS,
-                        REFINE_METHODS, REFINE_OPTIONS, RECTIFY_TOL)
+                        REFINE_ALPHA_START, REFINE_METHODS, REFINE_OPTIONS, RECTIFY_TOL)
 from ._bow import DocumentStore, UnknownWordError, read_documents
 from ._sampling import Reservoir
 from .distributed import DaskDocuments, is_dask_corpus
@@ -144,8 +144,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     alpha : {'auto', 'symmetric', 'asymmetric', float, array of K floats}
         Dirichlet prior on document topics. ``'auto'`` (default) is the paper's: p(z) from the
         recovery gives the shape and the scale is the grid point that maximises the estimated
-        likelihood of a sample of training documents (:mod:`.dirichlet`). The others (and None,
-        which means 'symmetric') are LdaModel's fixed priors.
+        likelihood of a sample of training documents (:mod:`.dirichlet`); with
+        ``refine='gibbs'``, whose sampler fits alpha (``optimize_alpha``, the default), the grid
+        is skipped and the sampler starts from p(z) at concentration
+        :data:`~gensim_anchor._defaults.REFINE_ALPHA_START`. The others (and None, which means
+        'symmetric') are LdaModel's fixed priors, the refinement's start where one is given.
     eta : {None, 'symmetric', 'auto', float, array}
         LdaModel's topic-word prior, symmetric 1/K by default (``'auto'`` means the same here).
         The anchor topics are point estimates and do not use it; :meth:`state`,
@@ -454,7 +457,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             anchor_min_df=self.anchor_min_df, projection_dim=self.projection_dim,
             cleanup=self.cleanup, rectify=self.rectify, rectify_max_iter=self.rectify_max_iter,
             seeds=self.seed_anchors, alpha=self.alpha_arg, dtype=self.dtype,
-            seed=self._projection_seed, adaptive_candidates=self.refine_method != 'gibbs')
+            seed=self._projection_seed, adaptive_candidates=self.refine_method != 'gibbs',
+            # A sampler that fits alpha needs only a start from the fit, not the grid search.
+            alpha_grid=not (self.refine_method == 'gibbs' and self.refine_options['optimize_alpha']))
 
     def _store(self, result, cooc, sample):
         """Keep what the fit found (numpy only, so that the model saves and loads without JAX)."""
@@ -527,6 +532,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             if len(fit.grid) > 1 and fit.scale in (fit.grid.min(), fit.grid.max()):
                 logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood "
                                "may keep increasing beyond it", fit.scale, fit.grid.min(), fit.grid.max())
+        elif isinstance(self.alpha_arg, str) and self.alpha_arg == 'auto':  # alpha_grid=False
+            logger.info("alpha starts at %.3g * p(z) for the Gibbs refinement, which fits it (no grid "
+                        "search)", REFINE_ALPHA_START)
 
     # ------------------------------------------------------------------------------------------
     # Topics

@@ -43,7 +43,7 @@ from . import _validation as check
 from . import distributed
 from ._compile_cache import persistent_cache
 from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM,
-                        RECTIFY_MAX_ITER)
+                        RECTIFY_MAX_ITER, REFINE_ALPHA_START)
 from ._bow import DocumentStore
 from ._sampling import Reservoir, alpha_documents, combine_samples
 from .cooccurrence import apply_auto_mode, build_cooccurrence, pass_mode
@@ -80,6 +80,10 @@ class FitOptions(NamedTuple):
         With ``anchor_min_df=None``, choose the candidate threshold per corpus
         (:func:`~.anchors.choose_candidates`); False: the fixed rule's (the start of a Gibbs
         refinement, :class:`~gensim_anchor.AnchorModel`'s ``refine='gibbs'``).
+    alpha_grid : bool
+        With ``alpha='auto'``, choose alpha's scale by the grid search (:mod:`.dirichlet`);
+        False: p(z) at the concentration :data:`~._defaults.REFINE_ALPHA_START`, the start of a
+        Gibbs refinement that fits alpha itself.
     """
     num_topics: int
     loss: str = 'L2'
@@ -95,6 +99,7 @@ class FitOptions(NamedTuple):
     dtype: object = np.float32
     seed: int = 0
     adaptive_candidates: bool = True
+    alpha_grid: bool = True
 
 
 class AnchorFit(NamedTuple):
@@ -303,6 +308,8 @@ def _alpha(options, topics, p_z, documents):
     if options.alpha == 'asymmetric':  # LdaModel's formula
         alpha = 1.0 / (np.arange(K) + np.sqrt(K))
         return alpha / alpha.sum(), None, ()
+    if not options.alpha_grid:  # a start only: the sampler fits alpha (Minka's fixed point)
+        return REFINE_ALPHA_START * np.maximum(p_z, 1e-8), None, ()
     from .dirichlet import fit_alpha_scale
     docs = alpha_documents(documents, options.seed)
     result = fit_alpha_scale(topics, p_z, docs, random_state=options.seed, num_samples=ALPHA_SAMPLES,

@@ -8,7 +8,8 @@ from scipy.special import gammaln
 
 from conftest import lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel
-from gensim_anchor._defaults import REFINE_AVERAGE, REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN
+from gensim_anchor._defaults import (REFINE_ALPHA_START, REFINE_AVERAGE, REFINE_CHECK_EVERY,
+                                     REFINE_MIN_BURN_IN)
 from gensim_anchor.cli import main
 from gensim_anchor.hybrid import _burn_in_ends, _log_joint_fn, _settled, gibbs_refine
 
@@ -51,6 +52,45 @@ def test_one_call_equals_fit_then_refine_and_reads_the_corpus_once(data):
     np.testing.assert_array_equal(one.alpha, two.alpha)
     assert one.refinement['method'] == 'gibbs' and one.refinement['max_sweeps'] == 40
     assert set(one.timings) == {'cooccurrence', 'anchors', 'recovery', 'dirichlet', 'refine'}
+
+
+@pytest.fixture
+def grid_calls(monkeypatch):
+    """The alpha grid searches run (dirichlet.fit_alpha_scale, spied on)."""
+    from gensim_anchor import dirichlet
+    calls, real = [], dirichlet.fit_alpha_scale
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(dirichlet, 'fit_alpha_scale', spy)
+    return calls
+
+
+def test_a_sampler_that_fits_alpha_starts_it_at_p_z_without_the_grid(data, grid_calls):
+    _, corpus = data
+    options = dict(FIT, alpha='auto')
+    one = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=30), **options)
+    assert not grid_calls and 'dirichlet' in one.timings
+    # The same chain from alpha = REFINE_ALPHA_START * p(z), given explicitly (p(z) of the same fit).
+    plain = AnchorModel(corpus, **options)
+    assert len(grid_calls) == 1  # the paper's fit, without refine=, still searches the grid
+    start = REFINE_ALPHA_START * np.maximum(plain.p_z, 1e-8)
+    two = AnchorModel(corpus, **dict(options, alpha=start)).refine(corpus, 'gibbs', num_sweeps=30)
+    np.testing.assert_array_equal(one.get_topics(), two.get_topics())
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+    assert not np.allclose(one.alpha, start)  # the sampler fitted it
+
+
+@pytest.mark.parametrize('refine, options', [('gibbs', dict(optimize_alpha=False, num_sweeps=6)),
+                                             ('vb', dict(passes=1))])
+def test_a_refinement_that_does_not_fit_alpha_by_gibbs_keeps_the_grid(data, grid_calls, refine, options):
+    _, corpus = data
+    model = AnchorModel(corpus, refine=refine, refine_options=options, **dict(FIT, alpha='auto'))
+    assert len(grid_calls) == 1
+    if refine == 'gibbs':  # a fixed alpha: the grid's, as the paper's fit chose it (in float32)
+        plain = AnchorModel(corpus, **dict(FIT, alpha='auto'))
+        np.testing.assert_allclose(model.alpha, plain.alpha, rtol=1e-6)
 
 
 def test_update_of_a_refined_model_equals_training_on_everything(data):
