@@ -299,7 +299,24 @@ def power_of_two(n, minimum=1):
     """The smallest power of two >= ``n``, and at least ``minimum``: padded sizes (inference's
     columns, document lengths and documents per call; the likelihood estimator's columns and
     rows; the rows of FastAnchorWords and of the pairwise RecoverL2 solver), so that one program
-    serves many calls."""
+    serves many calls. ``n`` an integer array: elementwise, an int64 array (exact below 2^53).
+
+    Examples
+    --------
+    .. sourcecode:: pycon
+
+        >>> import numpy as np
+        >>> from gensim_anchor._compile_cache import power_of_two
+        >>> power_of_two(5), power_of_two(0), power_of_two(3, minimum=8)
+        (8, 1, 8)
+        >>> power_of_two(np.array([0, 1, 2, 3, 4, 5, 1000]), minimum=2).tolist()
+        [2, 2, 2, 4, 4, 8, 1024]
+
+    """
+    if np.ndim(n):
+        # frexp's exponent of n - 1 is its bit length, as int.bit_length below.
+        _, bits = np.frexp(np.maximum(np.asarray(n, np.int64) - 1, 0).astype(np.float64))
+        return np.maximum(int(minimum), np.left_shift(np.int64(1), bits.astype(np.int64)))
     return max(int(minimum), 1 << max(int(n) - 1, 0).bit_length())
 
 

@@ -167,7 +167,7 @@ def _calls(lengths):
     call, ``benchmarks/results/bench_inference.log``, session 27)."""
     if len(lengths) == 1:
         return [(power_of_two(lengths[0], _MIN_PAD), np.zeros(1, np.int64), 1)]
-    pads = np.maximum(_MIN_PAD, 2 ** np.ceil(np.log2(np.maximum(lengths, 1)))).astype(np.int64)
+    pads = power_of_two(lengths, _MIN_PAD)
     # Three quarters of a power of two for the documents that fit, where enough of them share
     # it: every row of a call pays for its width, and a new width is a new program to compile.
     fine = np.where((pads >= 16) & (lengths <= pads * 3 // 4), pads * 3 // 4, pads)

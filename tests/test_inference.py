@@ -179,6 +179,16 @@ def test_a_lone_document_runs_as_the_grouping_would_run_it(monkeypatch):
                                    rtol=1e-10)
 
 
+def test_power_of_two_of_an_array_is_the_scalar_rule_elementwise():
+    # _calls pads every document's length by the array form: the same rule as model[bow]'s scalar.
+    from gensim_anchor._compile_cache import power_of_two
+    n = np.concatenate([np.arange(0, 5000), [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 52, 2 ** 52 + 1]])
+    for minimum in (1, 8):
+        got = power_of_two(n, minimum)
+        assert got.dtype == np.int64
+        assert got.tolist() == [power_of_two(int(v), minimum) for v in n]
+
+
 def test_pieces_split_only_large_groups_into_two_powers_of_two_with_little_padding():
     from gensim_anchor._compile_cache import power_of_two
     from gensim_anchor.inference import _MANY_DOCS, _MIN_PAD, _pieces
