@@ -136,9 +136,10 @@ REFINE_CHECK_EVERY, REFINE_MIN_BURN_IN, REFINE_AVERAGE, REFINE_TOL = 5, 10, 10, 
 #: sampler fits alpha itself (optimize_alpha), instead of the grid search's: the sum of
 #: LdaModel's symmetric default, 1/K per topic. The chains end as well as from the grid's
 #: choice, seed for seed (held-out likelihood, unique words and UMass within the seeds' spread
-#: on KOS, NIPS and 20 Newsgroups; python benchmarks/bench_seeds.py --corpus kos --methods
-#: refined --alpha-start default grid, benchmarks/results/bench_seeds.log, the
-#: 2026-11-29T21:31Z entry), and the fit saves the grid and its compilation.
+#: on KOS, NIPS and 20 Newsgroups; python benchmarks/bench_seeds.py --corpus kos --seeds 0 1 2 3
+#: 4 --methods refined --alpha-start default grid, then --corpus nips and --corpus 20ng with
+#: seeds 0 1 2; benchmarks/results/bench_seeds.log, the 2026-11-29T21:31Z entry), and the fit
+#: saves the grid and its compilation.
 REFINE_ALPHA_START = 1.0
 #: Each refinement's options and their defaults: the one table from which both doors,
 #: ``AnchorModel(refine=..., refine_options=...)`` and ``AnchorModel.refine``'s keywords, are

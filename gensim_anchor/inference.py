@@ -115,12 +115,14 @@ class _Parsed:
     are ignored. Padded blocks of any subset of its documents, without a loop over them."""
 
     def __init__(self, lengths, ids, counts, num_terms):
-        doc = np.repeat(np.arange(len(lengths)), lengths)
         keep = (ids >= 0) & (ids < num_terms) & (counts > 0)
         self.ids, self.counts = ids[keep], counts[keep]
         # The distinct words, and each token's column among them (for a gathered beta).
         self.columns, self.local = np.unique(self.ids.astype(np.int64), return_inverse=True)
-        self.sizes = np.bincount(doc[keep], minlength=len(lengths))
+        # Kept pairs per document, from the running count of kept pairs at the documents' ends.
+        kept = np.concatenate([[0], np.cumsum(keep)])
+        ends = np.cumsum(lengths)
+        self.sizes = kept[ends] - kept[ends - lengths]
         self._per_doc = None
 
     def padded(self, members, rows, width, local=False):
