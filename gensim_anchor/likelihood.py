@@ -109,6 +109,7 @@ Examples
     [0, 0, 2]
 
 """
+import dataclasses
 import functools
 from typing import NamedTuple
 
@@ -118,7 +119,7 @@ import numpy as np
 from gensim import utils
 from jax.scipy.special import logsumexp
 
-from ._bow import padded_positions, parse_chunk, split_documents
+from ._bow import padded_positions, parse_chunk
 from ._compile_cache import power_of_two, stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
@@ -198,24 +199,48 @@ def _check_alpha(alpha, num_topics, name='alpha'):
     return a
 
 
+@dataclasses.dataclass(frozen=True)
+class Documents:
+    """A chunk's known words, flat: the kept (id, count) pairs of document d are the ``sizes[d]``
+    after those of the documents before it (what :func:`estimate` lays out in batches)."""
+    sizes: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+
+    def __len__(self):
+        return len(self.sizes)
+
+    @property
+    def lengths(self):
+        """Tokens per document, shape (D,)."""
+        return _segment_sums(self.sizes, self.counts)
+
+
+def _segment_sums(sizes, values):
+    """Sum of each document's run of ``values`` (``sizes[d]`` values for document d)."""
+    totals = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
+    ends = np.cumsum(sizes)
+    return totals[ends] - totals[ends - sizes]
+
+
 def parse_documents(chunk, num_terms, doc_offset=0):
     """Known word ids and integer counts of each document (:func:`~gensim_anchor._bow.parse_chunk`;
     ids outside [0, V) are ignored, and counted).
 
     Returns
     -------
-    docs : list of (numpy.ndarray int32, numpy.ndarray int32)
+    docs : Documents
+        The kept pairs (known ids, counts > 0), flat, int32.
     num_tokens, num_unknown : numpy.ndarray of int64, shape (D,)
     """
     lengths, ids, counts = parse_chunk(chunk, None, doc_offset, unknown='keep', whole_counts=_WHOLE)
     counts = counts.astype(np.int64)
     known = (ids >= 0) & (ids < num_terms)
-    doc = np.repeat(np.arange(len(lengths)), lengths)
-    num_unknown = np.bincount(doc[~known], counts[~known], minlength=len(lengths)).astype(np.int64)
     keep = known & (counts > 0)
-    num_tokens = np.bincount(doc[keep], counts[keep], minlength=len(lengths)).astype(np.int64)
-    docs = split_documents(np.bincount(doc[keep], minlength=len(lengths)), ids[keep].astype(np.int32),
-                           counts[keep].astype(np.int32))
+    num_unknown = _segment_sums(lengths, np.where(known, 0, counts))
+    num_tokens = _segment_sums(lengths, np.where(keep, counts, 0))
+    docs = Documents(_segment_sums(lengths, keep), ids[keep].astype(np.int32),
+                     counts[keep].astype(np.int32))
     return docs, num_tokens, num_unknown
 
 
@@ -376,7 +401,7 @@ _filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'), loop_e
 
 
 def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
-    """log p-hat, shape (G, D), for parsed documents.
+    """log p-hat, shape (G, D), for the documents of :func:`parse_documents` (a :class:`Documents`).
 
     A row is a document at one concentration. Rows are sorted by their document's length (the G
     concentrations of a document side by side) and cut into batches of one size (a power of two:
@@ -390,14 +415,14 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
-    lengths = np.array([int(c.sum()) for _, c in docs], dtype=np.int64)
+    lengths = docs.lengths
     order = np.argsort(lengths, kind='stable')
     order = order[lengths[order] > 0]
     if len(order) == 0:
         return out
     # Each column's values are those of beta, so every estimate is as with the whole matrix;
     # the padding columns (floored, finite) are never read, the padding topics never drawn.
-    used = np.unique(np.concatenate([docs[d][0] for d in order]))
+    used = np.unique(docs.ids)
     padded_k = max(K, _MIN_TOPICS)
     local = np.zeros((padded_k, power_of_two(len(used), _MIN_COLUMNS)))
     local[:K] = TOPIC_FLOOR
@@ -417,9 +442,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
     scales = np.asarray(scales, np.float64)
     # Every document's words once, flat (positions in local): a batch's arrays are filled by one
     # fancy index (padded_positions), not a loop over its rows.
-    sizes = np.array([len(i) for i, _ in docs], dtype=np.int64)
-    flat_ids = np.searchsorted(used, np.concatenate([i for i, _ in docs])).astype(np.int32)
-    flat_counts = np.concatenate([c for _, c in docs]).astype(np.int32)
+    flat_ids = np.searchsorted(used, docs.ids).astype(np.int32)
     with jax.enable_x64(True):
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
@@ -430,9 +453,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves):
             L = _padded_length(lengths[batch].max())
             ids = np.zeros((size, L), dtype=np.int32)  # padding: column 0, count 0
             counts = np.zeros((size, L), dtype=np.int32)
-            row, position, source = padded_positions(sizes, batch)
+            row, position, source = padded_positions(docs.sizes, batch)
             ids[row, position] = flat_ids[source]
-            counts[row, position] = flat_counts[source]
+            counts[row, position] = docs.counts[source]
             index = np.zeros(size, dtype=np.uint32)
             index[:n] = (batch + offset) % (1 << 32)
             row_scales = np.ones(size)
