@@ -132,6 +132,27 @@ def test_unknown_and_empty_documents(tiny):
     assert empty.log_p.shape == empty.num_tokens.shape == (0,)
 
 
+def test_parsed_documents_are_each_documents_known_pairs_flat():
+    # Against a loop over the documents: the kept pairs (known ids, counts > 0) one document
+    # after another, with per-document pair counts, tokens and unknown tokens.
+    from gensim_anchor.likelihood import parse_documents
+    rng = np.random.default_rng(0)
+    V = 7
+    chunk = [[(int(w), int(c)) for w, c in zip(rng.integers(-2, V + 2, n), rng.integers(0, 4, n))]
+             for n in rng.integers(0, 6, 40)]
+    docs, num_tokens, num_unknown = parse_documents(chunk, V)
+    kept = [[(w, c) for w, c in doc if 0 <= w < V and c > 0] for doc in chunk]
+    assert len(docs) == len(chunk)
+    np.testing.assert_array_equal(docs.sizes, [len(k) for k in kept])
+    np.testing.assert_array_equal(docs.ids, [w for k in kept for w, _ in k])
+    np.testing.assert_array_equal(docs.counts, [c for k in kept for _, c in k])
+    np.testing.assert_array_equal(docs.lengths, [sum(c for _, c in k) for k in kept])
+    np.testing.assert_array_equal(num_tokens, docs.lengths)
+    np.testing.assert_array_equal(num_unknown, [sum(c for w, c in doc if not 0 <= w < V) for doc in chunk])
+    empty, tokens, unknown = parse_documents([], V)
+    assert len(empty) == 0 and empty.lengths.shape == tokens.shape == unknown.shape == (0,)
+
+
 def test_input_validation(tiny):
     topics, docs = tiny
     alpha = np.ones(3)
