@@ -342,19 +342,21 @@ def bucket(n):
 LOOP_EMITTERS = {'xla_cpu_use_fusion_emitters': False}
 
 
-def _unknown_options(err, options):
+def _refuses_options(err, options):
     """Whether ``err`` is this XLA refusing ``options`` (a version without them), or a JAX whose
-    ``jax.jit`` takes no ``compiler_options``: then they are dropped for the rest of the process,
-    with a DEBUG line, and the program compiled without."""
+    ``jax.jit`` takes no ``compiler_options``."""
     message = str(err)
     refused = 'compile option' in message.lower() and any(repr(name) in message for name in options)
     old_jax = isinstance(err, TypeError) and 'compiler_options' in message
-    if not options or not (refused or old_jax):
-        return False
+    return bool(options) and (refused or old_jax)
+
+
+def _drop_options(err, options):
+    """The options are dropped for the rest of the process (one DEBUG line): the program, and
+    every later one, is compiled without them."""
     _state['no_options'] = True
     logger.debug("XLA does not take the compile options %s (%s); compiling without them",
                  options, err)
-    return True
 
 
 class stored_jit:
@@ -444,9 +446,10 @@ class stored_jit:
                 self._tuned = jax.jit(self._jitted.__wrapped__, static_argnames=tuple(self._static),
                                       compiler_options=options)
             return self._tuned(*args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - see _unknown_options
-            if not _unknown_options(err, options):
+        except Exception as err:  # noqa: BLE001 - see _refuses_options
+            if not _refuses_options(err, options):
                 raise
+            _drop_options(err, options)
             return self._jitted(*args, **kwargs)
 
     def _load_or_compile(self, local, named):
@@ -483,9 +486,10 @@ class stored_jit:
                 lowered = self._jitted.lower(**named)
                 try:
                     compiled = lowered.compile(compiler_options=options or None)
-                except Exception as err:  # noqa: BLE001 - see _unknown_options
-                    if not _unknown_options(err, options):
+                except Exception as err:  # noqa: BLE001 - see _refuses_options
+                    if not _refuses_options(err, options):
                         raise
+                    _drop_options(err, options)
                     compiled = lowered.compile()
         finally:
             _fresh.on = False

@@ -297,6 +297,20 @@ def test_options_this_xla_does_not_know_are_dropped_with_a_debug_line(monkeypatc
     np.testing.assert_array_equal(stored(np.arange(3.0)), np.arange(3.0) * 3 - 1)
 
 
+def test_telling_a_refused_option_from_another_error_changes_nothing(monkeypatch):
+    """The predicate only reads the error: dropping the options is the caller's decision."""
+    monkeypatch.setitem(_compile_cache._state, 'no_options', False)
+    options = {'xla_some_option': False}
+    refused = ValueError("INVALID_ARGUMENT: No such compile option: 'xla_some_option'")
+    assert _compile_cache._refuses_options(refused, options)
+    assert _compile_cache._refuses_options(
+        TypeError("jit() got an unexpected keyword argument 'compiler_options'"), options)
+    assert not _compile_cache._refuses_options(refused, {})  # nothing was asked for
+    assert not _compile_cache._refuses_options(ValueError("compile option 'xla_other' unknown"), options)
+    assert not _compile_cache._refuses_options(RuntimeError("RESOURCE_EXHAUSTED: out of memory"), options)
+    assert not _compile_cache._state['no_options']
+
+
 def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):
     import time
     (tmp_path / 'executables').mkdir()
