@@ -458,8 +458,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             cleanup=self.cleanup, rectify=self.rectify, rectify_max_iter=self.rectify_max_iter,
             seeds=self.seed_anchors, alpha=self.alpha_arg, dtype=self.dtype,
             seed=self._projection_seed, adaptive_candidates=self.refine_method != 'gibbs',
-            # A sampler that fits alpha needs only a start from the fit, not the grid search.
-            alpha_grid=not (self.refine_method == 'gibbs' and self.refine_options['optimize_alpha']))
+            alpha_grid=not self._sampler_fits_alpha)
+
+    @property
+    def _sampler_fits_alpha(self):
+        """Whether the one-call refinement is a sampler that fits alpha itself: it needs only a
+        start from the fit (REFINE_ALPHA_START * p(z)), not the grid search."""
+        return self.refine_method == 'gibbs' and self.refine_options['optimize_alpha']
 
     def _store(self, result, cooc, sample):
         """Keep what the fit found (numpy only, so that the model saves and loads without JAX)."""
@@ -532,7 +537,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             if len(fit.grid) > 1 and fit.scale in (fit.grid.min(), fit.grid.max()):
                 logger.warning("alpha_0 = %.4g is at the end of the grid [%.4g, %.4g]; the likelihood "
                                "may keep increasing beyond it", fit.scale, fit.grid.min(), fit.grid.max())
-        elif isinstance(self.alpha_arg, str) and self.alpha_arg == 'auto':  # alpha_grid=False
+        elif isinstance(self.alpha_arg, str) and self.alpha_arg == 'auto' and self._sampler_fits_alpha:
             logger.info("alpha starts at %.3g * p(z) for the Gibbs refinement, which fits it (no grid "
                         "search)", REFINE_ALPHA_START)
 

@@ -67,11 +67,14 @@ def grid_calls(monkeypatch):
     return calls
 
 
-def test_a_sampler_that_fits_alpha_starts_it_at_p_z_without_the_grid(data, grid_calls):
+def test_a_sampler_that_fits_alpha_starts_it_at_p_z_without_the_grid(data, grid_calls, caplog):
     _, corpus = data
     options = dict(FIT, alpha='auto')
-    one = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=30), **options)
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        one = AnchorModel(corpus, refine='gibbs', refine_options=dict(num_sweeps=30), **options)
     assert not grid_calls and 'dirichlet' in one.timings
+    assert "alpha starts at 1 * p(z) for the Gibbs refinement" in caplog.text
+    assert "chosen on a grid" not in caplog.text
     # The same chain from alpha = REFINE_ALPHA_START * p(z), given explicitly (p(z) of the same fit).
     plain = AnchorModel(corpus, **options)
     assert len(grid_calls) == 1  # the paper's fit, without refine=, still searches the grid
@@ -84,10 +87,13 @@ def test_a_sampler_that_fits_alpha_starts_it_at_p_z_without_the_grid(data, grid_
 
 @pytest.mark.parametrize('refine, options', [('gibbs', dict(optimize_alpha=False, num_sweeps=6)),
                                              ('vb', dict(passes=1))])
-def test_a_refinement_that_does_not_fit_alpha_by_gibbs_keeps_the_grid(data, grid_calls, refine, options):
+def test_a_refinement_that_does_not_fit_alpha_by_gibbs_keeps_the_grid(data, grid_calls, refine, options,
+                                                                     caplog):
     _, corpus = data
-    model = AnchorModel(corpus, refine=refine, refine_options=options, **dict(FIT, alpha='auto'))
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        model = AnchorModel(corpus, refine=refine, refine_options=options, **dict(FIT, alpha='auto'))
     assert len(grid_calls) == 1
+    assert "chosen on a grid" in caplog.text and "alpha starts at" not in caplog.text
     if refine == 'gibbs':  # a fixed alpha: the grid's, as the paper's fit chose it (in float32)
         plain = AnchorModel(corpus, **dict(FIT, alpha='auto'))
         np.testing.assert_allclose(model.alpha, plain.alpha, rtol=1e-6)
