@@ -15,6 +15,11 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   search's (the one-call model's before it skipped the grid): the same anchors (the fixed
   candidate threshold, given explicitly) and chain, as ``AnchorModel(train, 50,
   anchor_min_df=min(100, 5% of documents), random_state=s).refine(train, 'gibbs')``;
+* ``vb``: ``AnchorModel(train, 50, refine='vb', random_state=s)`` (gensim's online variational
+  Bayes, two passes, from the anchor solution and the grid search's alpha); with ``--alpha-start
+  p_z``, the same refinement from alpha = p(z) at concentration 1 instead (the refined model's
+  start, which skips the grid): the anchor fit, then ``model.alpha`` set, then
+  ``model.refine(train, 'vb')``;
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
 
@@ -23,9 +28,9 @@ mean and standard deviation per method.
 
 Usage::
 
-    python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined tomotopy]
+    python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined vb tomotopy]
                                      [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
-                                     [--alpha-start default grid]
+                                     [--alpha-start default grid p_z]
 """
 import argparse
 import statistics
@@ -59,6 +64,17 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
                                 random_state=seed, refine_options=options or None)
         return model.get_topics(), model.alpha, time.perf_counter() - start
+    if method == 'vb':
+        from gensim_anchor import AnchorModel
+        if alpha_start == 'p_z':  # the anchor fit, then alpha = REFINE_ALPHA_START * p(z), then refine
+            import numpy as np
+            from gensim_anchor._defaults import REFINE_ALPHA_START
+            model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed)
+            model.alpha = REFINE_ALPHA_START * np.maximum(model.p_z, 1e-8)
+            model.refine(train, 'vb')
+        else:
+            model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='vb', random_state=seed)
+        return model.get_topics(), model.alpha, time.perf_counter() - start
     topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
     return topics, alpha, time.perf_counter() - start
 
@@ -68,19 +84,25 @@ def main(argv=None):
     parser.add_argument('--corpus', default='kos', choices=['kos', 'nips', '20ng'])
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
     parser.add_argument('--methods', nargs='+', default=['refined', 'tomotopy'],
-                        choices=['refined', 'tomotopy'])
+                        choices=['refined', 'vb', 'tomotopy'])
     parser.add_argument('--etas', nargs='+', default=['default'],
                         help="the sampler's topic-word priors to run the refined model with "
                              "('default': the library's)")
     parser.add_argument('--sweeps', nargs='+', type=int, default=[None],
                         help="the refined model's chain length (burn-in half of it) instead of "
                              "the convergence rule; one row per length")
-    parser.add_argument('--alpha-start', nargs='+', default=['default'], choices=['default', 'grid'],
-                        help="where the refined model's sampler starts alpha: the library's "
-                             "default, or the grid search's scale (one row per choice)")
+    parser.add_argument('--alpha-start', nargs='+', default=['default'], choices=['default', 'grid', 'p_z'],
+                        help="where the refinement starts alpha: the library's default, the grid "
+                             "search's scale ('refined'), or p(z) at concentration 1 ('vb'); one "
+                             "row per choice")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
+    starts = dict(refined={'default', 'grid'}, vb={'default', 'p_z'})
+    for method in set(args.methods) & set(starts):
+        if not set(args.alpha_start) & starts[method]:
+            parser.error("--alpha-start %s: none applies to %s (%s)"
+                         % (' '.join(args.alpha_start), method, ', '.join(sorted(starts[method]))))
     print("$ python benchmarks/bench_seeds.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
@@ -88,13 +110,13 @@ def main(argv=None):
     runs = [(m, eta, n, a) for m in args.methods
             for eta in (args.etas if m == 'refined' else ['default'])
             for n in (args.sweeps if m == 'refined' else [None])
-            for a in (args.alpha_start if m == 'refined' else ['default'])]
+            for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])]
     for method, eta, sweeps, alpha_start in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
         if sweeps is not None:
             label += ' %d sweeps' % sweeps
         if alpha_start != 'default':
-            label += ' alpha from the %s' % alpha_start
+            label += ' alpha from %s' % dict(grid='the grid', p_z='p(z)')[alpha_start]
         if method == 'refined' and args.substeps is not None:
             label += ' substeps=%d' % args.substeps
         rows = []

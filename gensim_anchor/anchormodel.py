@@ -463,7 +463,13 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     @property
     def _sampler_fits_alpha(self):
         """Whether the one-call refinement is a sampler that fits alpha itself: it needs only a
-        start from the fit (REFINE_ALPHA_START * p(z)), not the grid search."""
+        start from the fit (REFINE_ALPHA_START * p(z)), not the grid search.
+
+        Not 'vb': gensim's damped update_alpha moves alpha too little in its two passes, and
+        from that start the model ends 0.028 nats/token lower on KOS (held-out -7.4664 against
+        -7.4383 from the grid, means of 5 seeds; python benchmarks/bench_seeds.py --corpus kos
+        --seeds 0 1 2 3 4 --methods vb --alpha-start default p_z, benchmarks/results/
+        bench_seeds.log, the entry of 2026-11-29T23:59Z; NIPS 0.0055 lower)."""
         return self.refine_method == 'gibbs' and self.refine_options['optimize_alpha']
 
     def _store(self, result, cooc, sample):
