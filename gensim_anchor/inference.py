@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma
 
-from ._bow import padded_positions, parse_chunk, split_documents
+from ._bow import padded_positions, parse_chunk, segment_sums, split_documents
 from ._compile_cache import power_of_two, stored_jit
 
 logger = logging.getLogger(__name__)
@@ -119,10 +119,7 @@ class _Parsed:
         self.ids, self.counts = ids[keep], counts[keep]
         # The distinct words, and each token's column among them (for a gathered beta).
         self.columns, self.local = np.unique(self.ids.astype(np.int64), return_inverse=True)
-        # Kept pairs per document, from the running count of kept pairs at the documents' ends.
-        kept = np.concatenate([[0], np.cumsum(keep)])
-        ends = np.cumsum(lengths)
-        self.sizes = kept[ends] - kept[ends - lengths]
+        self.sizes = segment_sums(lengths, keep)  # kept pairs per document
         self._per_doc = None
 
     def padded(self, members, rows, width, local=False):

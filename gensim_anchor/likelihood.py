@@ -119,7 +119,7 @@ import numpy as np
 from gensim import utils
 from jax.scipy.special import logsumexp
 
-from ._bow import padded_positions, parse_chunk
+from ._bow import padded_positions, parse_chunk, segment_sums
 from ._compile_cache import power_of_two, stored_jit
 from ._defaults import LIKELIHOOD_MOVES, LIKELIHOOD_SAMPLES
 from ._sampling import seed_of as _seed_of
@@ -199,7 +199,7 @@ def _check_alpha(alpha, num_topics, name='alpha'):
     return a
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Documents:
     """A chunk's known words, flat: the kept (id, count) pairs of document d are the ``sizes[d]``
     after those of the documents before it (what :func:`estimate` lays out in batches)."""
@@ -213,14 +213,7 @@ class Documents:
     @property
     def lengths(self):
         """Tokens per document, shape (D,)."""
-        return _segment_sums(self.sizes, self.counts)
-
-
-def _segment_sums(sizes, values):
-    """Sum of each document's run of ``values`` (``sizes[d]`` values for document d)."""
-    totals = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
-    ends = np.cumsum(sizes)
-    return totals[ends] - totals[ends - sizes]
+        return segment_sums(self.sizes, self.counts)
 
 
 def parse_documents(chunk, num_terms, doc_offset=0):
@@ -237,9 +230,9 @@ def parse_documents(chunk, num_terms, doc_offset=0):
     counts = counts.astype(np.int64)
     known = (ids >= 0) & (ids < num_terms)
     keep = known & (counts > 0)
-    num_unknown = _segment_sums(lengths, np.where(known, 0, counts))
-    num_tokens = _segment_sums(lengths, np.where(keep, counts, 0))
-    docs = Documents(_segment_sums(lengths, keep), ids[keep].astype(np.int32),
+    num_unknown = segment_sums(lengths, np.where(known, 0, counts))
+    num_tokens = segment_sums(lengths, np.where(keep, counts, 0))
+    docs = Documents(segment_sums(lengths, keep), ids[keep].astype(np.int32),
                      counts[keep].astype(np.int32))
     return docs, num_tokens, num_unknown
 
