@@ -389,6 +389,7 @@ class stored_jit:
         self._positional = tuple(p.name for p in params) if plain else None
         self._static = frozenset(static_argnames)
         self._loaded, self._by_key = {}, {}
+        self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
         import jax
@@ -413,14 +414,17 @@ class stored_jit:
         quick = (static, tuple(map(_quick_aval, leaves)), treedef, _context_key())
         compiled = self._loaded.get(quick)
         if compiled is None:
-            avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
-            local = (static, avals, str(treedef), _trace_context())
-            # Several quick keys can name one program (int32 and int64 arrays without x64):
-            # loaded once.
-            compiled = self._by_key.get(local)
-            if compiled is None:
-                compiled = self._by_key[local] = self._load_or_compile(local, named)
-            self._loaded[quick] = compiled
+            with self._lock:  # threads that call a new shape at once compile it once
+                compiled = self._loaded.get(quick)
+                if compiled is None:
+                    avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
+                    local = (static, avals, str(treedef), _trace_context())
+                    # Several quick keys can name one program (int32 and int64 arrays without
+                    # x64): loaded once.
+                    compiled = self._by_key.get(local)
+                    if compiled is None:
+                        compiled = self._by_key[local] = self._load_or_compile(local, named)
+                    self._loaded[quick] = compiled
         return compiled(**dynamic)
 
     def _options(self):

@@ -311,6 +311,47 @@ def test_telling_a_refused_option_from_another_error_changes_nothing(monkeypatch
     assert not _compile_cache._state['no_options']
 
 
+def test_threads_that_call_a_new_program_at_once_compile_it_once(monkeypatch):
+    """A model used from several threads (a server's model[bow], say) calls one stored program
+    from all of them: the first call of a shape compiles (or loads) it once, and every thread
+    gets the right result."""
+    import threading
+    import time
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    _compile_cache._configure()
+    if not _compile_cache._state['checked'] or _compile_cache._environment() is None:
+        pytest.skip("the stored programs need the package's cache directory")
+
+    def h(x):
+        return jnp.sin(x) * 2 + 1
+
+    stored = _compile_cache.stored_jit(jax.jit(h))
+    real, compiles = stored._load_or_compile, []
+
+    def slow(*args):  # long enough that every thread misses before the first one is done
+        compiles.append(args)
+        time.sleep(0.5)
+        return real(*args)
+
+    monkeypatch.setattr(stored, '_load_or_compile', slow)
+    start, results = threading.Barrier(4, timeout=20), {}
+
+    def call(i):
+        start.wait()
+        results[i] = np.asarray(stored(np.arange(5.0) + 0.25))
+
+    workers = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert len(compiles) == 1 and sorted(results) == [0, 1, 2, 3]
+    for value in results.values():
+        np.testing.assert_allclose(value, np.sin(np.arange(5.0) + 0.25) * 2 + 1, rtol=1e-6)
+
+
 def test_pruning_removes_the_least_recently_used_entries_above_the_limit(tmp_path):
     import time
     (tmp_path / 'executables').mkdir()
