@@ -66,11 +66,10 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
         return model.get_topics(), model.alpha, time.perf_counter() - start
     if method == 'vb':
         from gensim_anchor import AnchorModel
-        if alpha_start == 'p_z':  # the anchor fit, then alpha = REFINE_ALPHA_START * p(z), then refine
-            import numpy as np
-            from gensim_anchor._defaults import REFINE_ALPHA_START
+        if alpha_start == 'p_z':  # the anchor fit, then alpha as refine='gibbs' starts it, then refine
+            from gensim_anchor.pipeline import refinement_alpha_start
             model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed)
-            model.alpha = REFINE_ALPHA_START * np.maximum(model.p_z, 1e-8)
+            model.alpha = refinement_alpha_start(model.p_z)
             model.refine(train, 'vb')
         else:
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='vb', random_state=seed)

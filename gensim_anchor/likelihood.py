@@ -231,10 +231,9 @@ def parse_documents(chunk, num_terms, doc_offset=0):
     known = (ids >= 0) & (ids < num_terms)
     keep = known & (counts > 0)
     num_unknown = segment_sums(lengths, np.where(known, 0, counts))
-    num_tokens = segment_sums(lengths, np.where(keep, counts, 0))
     docs = Documents(segment_sums(lengths, keep), ids[keep].astype(np.int32),
                      counts[keep].astype(np.int32))
-    return docs, num_tokens, num_unknown
+    return docs, docs.lengths, num_unknown
 
 
 def _padded_length(n):

@@ -297,6 +297,12 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
                      alpha_fit, len(docs), timings)
 
 
+def refinement_alpha_start(p_z):
+    """alpha where a refinement that fits alpha starts instead of the grid search's: p(z) at the
+    concentration :data:`~._defaults.REFINE_ALPHA_START` (floored: no alpha_k of 0)."""
+    return REFINE_ALPHA_START * np.maximum(p_z, 1e-8)
+
+
 def _alpha(options, topics, p_z, documents):
     """alpha from the option: 'auto' is the paper's (shape p(z), scale by likelihood), the others
     LdaModel's fixed priors."""
@@ -309,7 +315,7 @@ def _alpha(options, topics, p_z, documents):
         alpha = 1.0 / (np.arange(K) + np.sqrt(K))
         return alpha / alpha.sum(), None, ()
     if not options.alpha_grid:  # a start only: the sampler fits alpha (Minka's fixed point)
-        return REFINE_ALPHA_START * np.maximum(p_z, 1e-8), None, ()
+        return refinement_alpha_start(p_z), None, ()
     from .dirichlet import fit_alpha_scale
     docs = alpha_documents(documents, options.seed)
     result = fit_alpha_scale(topics, p_z, docs, random_state=options.seed, num_samples=ALPHA_SAMPLES,
