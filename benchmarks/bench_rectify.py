@@ -25,7 +25,7 @@ Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
         [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
-        [--power-iter N] [--enn-tol 2e-4] [--large-fraction 1]
+        [--power-iter N] [--enn-tol 2e-4] [--relaxation 2] [--large-fraction 1]
 """
 import argparse
 import copy
@@ -78,6 +78,8 @@ def child(spec):
         rectify._POWER_ITER = spec['power_iter']
     if spec.get('enn_tol'):
         rectify.ENN_TOL = spec['enn_tol']
+    if spec.get('relaxation'):
+        rectify.ENN_RELAXATION = spec['relaxation']
     if spec.get('large_fraction'):
         # l at least this fraction of the words with co-occurrences (1: every word's negative
         # entries removed, as the dense AP does); V x l products, so its time grows with it.
@@ -122,6 +124,8 @@ def main(argv=None):
                         help="power iterations of ENN's range finder (default: rectify._POWER_ITER)")
     parser.add_argument('--enn-tol', type=float, default=0,
                         help="ENN's tolerance on the negative mass (default: rectify.ENN_TOL)")
+    parser.add_argument('--relaxation', type=float, default=0,
+                        help="ENN's over-relaxation omega (default: rectify.ENN_RELAXATION)")
     parser.add_argument('--large-fraction', type=float, default=0,
                         help="ENN's l at least this fraction of the words (default: large_count's)")
     parser.add_argument('--child', help=argparse.SUPPRESS)
@@ -144,7 +148,7 @@ def main(argv=None):
                 spec = dict(corpus=name, method=method, seed=seed,
                             refine=0 if dense else args.refine,
                             every=args.every, ap_max_bytes=limit, power_iter=args.power_iter,
-                            enn_tol=args.enn_tol, large_fraction=args.large_fraction)
+                            enn_tol=args.enn_tol, relaxation=args.relaxation, large_fraction=args.large_fraction)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
                     if not ap:
