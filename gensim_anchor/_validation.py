@@ -206,6 +206,32 @@ def check_progress(progress):
     return progress
 
 
+def check_callbacks(callbacks):
+    """``callbacks`` as a list of gensim metrics, or None for none (an empty list too, as
+    LdaModel). Checked here, not at the first epoch: that comes after the whole fit."""
+    if callbacks is None:
+        return None
+    from gensim.models import callbacks as gensim_callbacks
+    kinds = ("gensim.models.callbacks.Metric objects (CoherenceMetric, PerplexityMetric, "
+             "DiffMetric, ConvergenceMetric)")
+    if isinstance(callbacks, gensim_callbacks.Metric) or isinstance(callbacks, (str, bytes, dict)):
+        raise TypeError("callbacks must be a list of %s, got one %s: pass [%s]"
+                        % (kinds, type(callbacks).__name__, type(callbacks).__name__))
+    try:
+        metrics = list(callbacks)
+    except TypeError:
+        raise TypeError("callbacks must be a list of %s, got %r" % (kinds, callbacks)) from None
+    wrong = [m for m in metrics if not isinstance(m, gensim_callbacks.Metric)]
+    if wrong:
+        raise TypeError("callbacks must be a list of %s; got %s" % (
+            kinds, ", ".join(sorted({type(m).__name__ for m in wrong}))))
+    if any(getattr(m, 'logger', None) == 'visdom' for m in metrics) \
+            and not gensim_callbacks.VISDOM_INSTALLED:
+        raise ImportError("a metric of callbacks has logger='visdom', which needs the visdom "
+                          "package: pip install visdom, or use logger='shell'")
+    return metrics or None
+
+
 # ----------------------------------------------------------------------------------------------
 # Topics and anchors: each rule once, whichever door (the model, a stage function) it guards
 # ----------------------------------------------------------------------------------------------

@@ -53,10 +53,12 @@ Add documents: Q is additive, so the model is re-solved on all documents seen so
     16
 
 """
+import copy
 import logging
 import pickle
 import time
 import zlib
+from collections import defaultdict
 
 import numpy as np
 from gensim import interfaces, matutils, utils
@@ -78,7 +80,7 @@ logger = logging.getLogger(__name__)
 
 # LdaModel's constructor arguments that have no meaning for anchor words, with their defaults.
 _LDA_ONLY = dict(distributed=False, passes=1, update_every=1, decay=0.5, offset=1.0, eval_every=10,
-                 ns_conf=None, callbacks=None)
+                 ns_conf=None)
 
 
 class _DocumentTopicsCorpus(interfaces.TransformedCorpus):
@@ -162,8 +164,16 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     random_state : {int, numpy.random.RandomState}, optional
         Seed of the random projection, of the document sample for alpha and of the likelihood
         estimates. The same seed gives the same model.
-    distributed, passes, update_every, decay, offset, eval_every, ns_conf, callbacks :
+    distributed, passes, update_every, decay, offset, eval_every, ns_conf :
         LdaModel's arguments without a meaning for anchor words: accepted, logged and ignored.
+    callbacks : list of :class:`gensim.models.callbacks.Metric`, optional
+        Metrics evaluated at the end of each training stage, as LdaModel evaluates them after
+        each pass: epoch 0 is the anchor fit, epoch 1 the refinement of ``refine=``, and each
+        later :meth:`refine` one more epoch. The values are in ``metrics``, which each
+        :meth:`update` starts afresh (as LdaModel's). ``DiffMetric`` and ``ConvergenceMetric``
+        compare a stage with the one before it: with the model as it was before this
+        :meth:`update`, and at the first fit, which has no earlier state, with itself (0).
+        They are not saved with the model (they hold corpora); ``metrics`` is, by :meth:`save`.
     loss : {'L2', 'KL', 'original'}
         RecoverL2 (kernelised squared loss, fast), RecoverKL (KL divergence over whole rows of
         Q-bar) or the original matrix-inversion Recover of Arora, Ge & Moitra (2012).
@@ -277,6 +287,9 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Documents with >= 2 tokens seen so far.
     solver_n_iter, solver_gap, solver_converged : numpy.ndarray, shape (V,)
         Per-word convergence of the exponentiated-gradient solver (None for 'original').
+    metrics : dict of (str, list)
+        With ``callbacks`` only: each metric's value at each epoch of the last :meth:`update`
+        and the refinements since, as LdaModel's.
     refinement : dict or None
         What :meth:`refine` (or ``refine=``) ran: method, seconds, and for ``'gibbs'`` the
         sweeps used (``num_sweeps``) within the cap (``max_sweeps``), the burn-in and whether
@@ -289,7 +302,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     #: What :meth:`save` may leave out (``ignore=``): the rest is the model's own state.
     IGNORABLE = frozenset({'id2word', 'R', 'timings', 'lifecycle_events', 'random_state',
                            'solver_n_iter', 'solver_gap', 'solver_converged', '_cooccurrence',
-                           '_sample', '_documents', '_client'})
+                           '_sample', '_documents', '_client', 'callbacks', 'metrics'})
 
     def __init__(self, corpus=None, num_topics=100, id2word=None, distributed=False, chunksize=2000,
                  passes=1, update_every=1, alpha='auto', eta=None, decay=0.5, offset=1.0,
@@ -346,9 +359,10 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self.random_state = utils.get_random_state(random_state)
         # One seed drawn up front: every fit of this model projects with the same matrix.
         self._projection_seed = int(self.random_state.randint(2 ** 31 - 1))
+        self.callbacks = check.check_callbacks(callbacks)
         given = {k: v for k, v in dict(
             distributed=distributed, passes=passes, update_every=update_every, decay=decay,
-            offset=offset, eval_every=eval_every, ns_conf=ns_conf, callbacks=callbacks).items()
+            offset=offset, eval_every=eval_every, ns_conf=ns_conf).items()
             if not _is_default(v, _LDA_ONLY[k])}
         if given:
             logger.info("ignoring LdaModel arguments without meaning for anchor words: %s",
@@ -433,6 +447,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             logger.warning("update() called with an empty corpus: the model is unchanged")
             return
         self._check_id2word_covers(cooc)
+        callback = self._start_epochs(new=True)
         if self.refinement is not None and not keep:
             # Only refine= keeps the documents a refinement of the whole corpus needs.
             logger.warning("update() refits the anchor solution on all the documents, replacing the "
@@ -444,9 +459,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         self._documents = documents
         self.timings = dict(cooccurrence=read_seconds, **result.timings)
         self._log_fit(result)
+        self._end_epoch(callback)
         if keep:  # the anchor solution starts the refinement, on every document seen so far
             self._refine(documents, self.refine_method, self.refine_options)
             self.timings['refine'] = self.refinement['seconds']
+            self._end_epoch(callback)
         self.add_lifecycle_event(
             "created" if self.num_docs == cooc.num_docs else "updated",
             msg="trained %s in %.2fs" % (self, sum(self.timings.values())))
@@ -941,8 +958,51 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                 "is not an option" if len(unused) == 1 else "are not options", method,
                                 ", ".join(sorted(REFINE_OPTIONS[method]))))
         options = {name: given[name] for name in REFINE_OPTIONS[method]}
+        callback = self._start_epochs(new=False)
         self._refine(corpus, method, check.check_refine_options(method, options), random_state, client)
+        self._end_epoch(callback)
         return self
+
+    # ------------------------------------------------------------------------------------------
+    # Metric callbacks (LdaModel's epochs are passes; here they are the training stages)
+    # ------------------------------------------------------------------------------------------
+
+    def _start_epochs(self, new):
+        """gensim's Callback over ``callbacks`` for one training call (None without them), with
+        the model as it is now as the previous state of DiffMetric and ConvergenceMetric.
+        ``new``: a fresh ``metrics`` (:meth:`update`, as LdaModel's); else more epochs on it."""
+        if not self.callbacks:
+            return None
+        from gensim.models.callbacks import Callback
+        if new or getattr(self, 'metrics', None) is None:
+            self.metrics = defaultdict(list)
+        callback = Callback(self.callbacks)
+        if self.topics is not None:
+            callback.set_model(self._metric_view())
+        return callback
+
+    def _end_epoch(self, callback):
+        """Evaluate the metrics on the model as it is now, as the next epoch."""
+        if callback is None:
+            return
+        view = self._metric_view()
+        if not hasattr(callback, 'model'):  # the first fit: no earlier state, itself is the previous
+            callback.set_model(view)
+        callback.model = view
+        epoch = max((len(values) for values in self.metrics.values()), default=0)
+        for metric, value in callback.on_epoch_end(epoch).items():
+            self.metrics[metric].append(value)
+
+    def _metric_view(self):
+        """This model without its training statistics, documents, client and metrics (its
+        arrays shared, not copied): what the metrics score, and what DiffMetric and
+        ConvergenceMetric deep-copy as the previous state at every epoch (a copy of the whole
+        model would hold a second corpus, and a client cannot be copied)."""
+        view = copy.copy(self)
+        view._cooccurrence = view._sample = view._documents = view._client = None
+        view.callbacks = None
+        vars(view).pop('metrics', None)
+        return view
 
     def _refine(self, corpus, method, options, random_state=None, client=None):
         start = time.perf_counter()
@@ -1030,7 +1090,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                  tuple(sorted(ignore)), ", ".join(map(repr, needed)) + (
                                      " are" if len(needed) > 1 else " is"),
                                  ", ".join(map(repr, sorted(self.IGNORABLE)))))
-        ignore.add('_client')  # a connection, not state
+        ignore |= {'_client', 'callbacks'}  # a connection, and metrics that hold corpora: not state
         if not save_cooccurrence:
             ignore |= {'_cooccurrence', '_sample', '_documents'}
         # SaveLoad deletes each ignored name it finds, and a property (state, expElogbeta)
@@ -1090,7 +1150,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
             model.timings = {}
         defaults = dict(_cooccurrence=None, _sample=None, refinement=None, _client=None,
                         progress=None, rectify=False, rectify_max_iter=50, seed_anchors=None,
-                        refine_method=None, refine_options=None, _documents=None)
+                        refine_method=None, refine_options=None, _documents=None, callbacks=None)
         for name, value in defaults.items():
             if not hasattr(model, name):
                 setattr(model, name, value)

@@ -832,7 +832,7 @@ def load_portable(path, mmap=None, cls=None):
     projection_seed = o.pop('projection_seed')
     vars(model).update(o)
     model.id2word = id2word
-    model._client = None
+    model._client = model.callbacks = None
     model.random_state = random_state
     model._projection_seed = projection_seed
     model.format_version = _pickle_format_version()

@@ -1,5 +1,7 @@
 """Q on a Dask cluster (gensim_anchor.distributed): the same statistics, products and topics as
 on one machine. One LocalCluster of two worker processes serves the whole module."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -209,3 +211,18 @@ def test_bad_input_is_reported(client, corpus):
         build_cooccurrence_dask([[[(1, 1.0)]], [[]]], V, client=client)
     with pytest.raises(ValueError, match=r"the corpus is empty"):
         build_cooccurrence_dask([], V, client=client)
+
+
+def test_metric_callbacks_score_a_cluster_model_without_copying_its_client(client, corpus):
+    # DiffMetric and ConvergenceMetric deep-copy the model at every epoch: a Client cannot be
+    # copied, nor should the statistics on the cluster be; they score the model's local state.
+    from gensim.models.callbacks import ConvergenceMetric, DiffMetric
+    callbacks = [DiffMetric(distance='jaccard', diagonal=True), ConvergenceMetric(distance='jaccard')]
+    model = fit(as_bag(corpus[:600], 2), client=client, alpha='symmetric', callbacks=callbacks)
+    assert model.metrics['Convergence'] == [0.0]
+    before = copy.copy(model)  # its topics: update() replaces the array, not its values
+    model.update(as_bag(corpus[600:], 2))
+    assert model._client is client
+    expected = np.sum(model.diff(before, 'jaccard', 100, 10, True, False, True)[0])
+    assert model.metrics['Convergence'][0] > 0.1
+    np.testing.assert_allclose(model.metrics['Convergence'], [expected], rtol=1e-6)

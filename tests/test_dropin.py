@@ -5,6 +5,7 @@ The fitted models are module-scoped fixtures on the Lee background corpus (300 d
 """
 import copy
 import json
+import logging
 import numbers
 
 import numpy as np
@@ -784,3 +785,106 @@ def test_log_perplexity_and_bound_are_likelihood_estimates(anchor_auto, corpus):
     shuffled = anchor_auto.get_topics()[:, np.random.default_rng(0).permutation(anchor_auto.num_terms)]
     worse = log_likelihood_per_token(shuffled, anchor_auto.alpha, heldout, random_state=0)
     assert per_token > worse + 0.5
+
+
+# ----------------------------------------------------------------------------------------------
+# 14. Metric callbacks: LdaModel evaluates them after each pass, AnchorModel after each stage
+# ----------------------------------------------------------------------------------------------
+
+def metric_callbacks(corpus, dictionary, **coherence):
+    from gensim.models.callbacks import (CoherenceMetric, ConvergenceMetric, DiffMetric,
+                                         PerplexityMetric)
+    return [CoherenceMetric(corpus=corpus, dictionary=dictionary, coherence='u_mass', topn=10,
+                            **coherence),
+            PerplexityMetric(corpus=corpus[:30]), DiffMetric(distance='jaccard', diagonal=True),
+            ConvergenceMetric(distance='jaccard')]
+
+
+def stage_values(model, corpus, dictionary, previous):
+    """What each metric must be for ``model`` after a stage that started from ``previous``,
+    computed without the callbacks."""
+    words = sum(c for doc in corpus[:30] for _, c in doc)
+    diff = model.diff(previous, 'jaccard', 100, 10, True, True, True)[0]
+    return dict(Coherence=CoherenceModel(model=model, corpus=corpus, dictionary=dictionary,
+                                         coherence='u_mass', topn=10).get_coherence(),
+                Perplexity=np.exp2(-model.bound(corpus[:30]) / words), Diff=diff,
+                Convergence=np.sum(model.diff(previous, 'jaccard', 100, 10, True, False, True)[0]))
+
+
+def assert_epoch(model, epoch, expected):
+    assert set(model.metrics) == set(expected)
+    for name, value in expected.items():
+        np.testing.assert_allclose(model.metrics[name][epoch], value, rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
+
+
+def test_callbacks_score_the_fit_then_each_refinement(corpus, dictionary, caplog):
+    callbacks = metric_callbacks(corpus, dictionary, logger='shell')
+    with caplog.at_level(logging.INFO, logger='gensim.models.ldamodel'):
+        model = AnchorModel(corpus, num_topics=K, id2word=dictionary, random_state=1, callbacks=callbacks,
+                            refine='gibbs', refine_options=dict(num_sweeps=6, burn_in=3))
+    # Epoch 0 is the anchor fit (whose topics the refinement replaced), epoch 1 the refinement.
+    assert [len(v) for v in model.metrics.values()] == [2] * 4
+    assert model.metrics['Convergence'][0] == 0.0  # the first fit has no earlier state
+    assert np.all(model.metrics['Diff'][0] == 0.0)
+    assert model.metrics['Convergence'][1] > 0.5  # the sweeps moved the topics
+    assert np.all(np.asarray(model.metrics['Diff'][1]) >= 0)
+    expected = stage_values(model, corpus, dictionary, previous=model)
+    assert_epoch(model, 1, dict(expected, Diff=model.metrics['Diff'][1],
+                                Convergence=model.metrics['Convergence'][1]))
+    # gensim's shell logger (the coherence metric's): one line per epoch
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith('Epoch ')]
+    assert [line.split(' estimate: ')[0] for line in lines] == ['Epoch 0: Coherence', 'Epoch 1: Coherence']
+    assert float(lines[1].split(' estimate: ')[1]) == model.metrics['Coherence'][1]
+    # A refine() call is one more epoch, compared with the model before it.
+    before = copy.deepcopy(model)
+    model.refine(num_sweeps=4, burn_in=2, random_state=5)
+    assert [len(v) for v in model.metrics.values()] == [3] * 4
+    assert_epoch(model, 2, stage_values(model, corpus, dictionary, previous=before))
+
+
+def test_update_starts_the_metrics_afresh_from_the_model_before_it(corpus, dictionary):
+    model = AnchorModel(corpus[:150], num_topics=K, id2word=dictionary, random_state=1, alpha='symmetric',
+                        callbacks=metric_callbacks(corpus, dictionary))
+    assert_epoch(model, 0, stage_values(model, corpus, dictionary, previous=model))
+    before = copy.deepcopy(model)
+    model.update(corpus[150:])
+    # As LdaModel.update: the metrics of this call only; its previous state is the model before.
+    assert [len(v) for v in model.metrics.values()] == [1] * 4
+    assert_epoch(model, 0, stage_values(model, corpus, dictionary, previous=before))
+    assert model.metrics['Convergence'][0] > 0.5
+    model.update([])  # nothing read: nothing trained, nothing evaluated
+    assert [len(v) for v in model.metrics.values()] == [1] * 4
+
+
+def test_callbacks_are_not_saved_and_metrics_are(corpus, dictionary, tmp_path):
+    callbacks = metric_callbacks(corpus, dictionary)
+    model = AnchorModel(corpus, num_topics=K, id2word=dictionary, random_state=1, alpha='symmetric',
+                        callbacks=callbacks)
+    fname = str(tmp_path / 'anchor.model')
+    model.save(fname)
+    assert model.callbacks == callbacks  # put back on the saved model
+    loaded = AnchorModel.load(fname)
+    assert loaded.callbacks is None
+    assert {k: np.asarray(v).tolist() for k, v in loaded.metrics.items()} == \
+        {k: np.asarray(v).tolist() for k, v in model.metrics.items()}
+    model.save_portable(str(tmp_path / 'portable'))
+    portable = AnchorModel.load_portable(str(tmp_path / 'portable'))
+    assert portable.callbacks is None and not hasattr(portable, 'metrics')
+    portable.refine(corpus, num_sweeps=2, burn_in=1)  # no callbacks: nothing evaluated
+    assert not hasattr(portable, 'metrics')
+
+
+@pytest.mark.parametrize('callbacks, message', [
+    ('coherence', "got one str"),
+    (None, None),
+    ([object()], "got object"),
+    (5, "got 5"),
+], ids=['str', 'bare-metric', 'not-a-metric', 'not-a-list'])
+def test_callbacks_that_are_not_metrics_are_refused_before_the_fit(corpus, dictionary, callbacks, message):
+    from gensim.models.callbacks import PerplexityMetric
+    if callbacks is None:
+        callbacks, message = PerplexityMetric(corpus=corpus[:5]), r"got one PerplexityMetric: pass \[PerplexityMetric\]"
+    with pytest.raises(TypeError, match=message) as info:
+        AnchorModel(corpus, num_topics=K, id2word=dictionary, callbacks=callbacks)
+    assert 'gensim.models.callbacks.Metric' in str(info.value)
