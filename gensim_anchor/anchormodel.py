@@ -383,6 +383,19 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if corpus is not None:
             self.update(corpus)
 
+    def __deepcopy__(self, memo):
+        """A deep copy that shares the Dask client (a connection, which cannot be copied); the
+        statistics and documents on its cluster are gathered into the copy, as :meth:`save`
+        gathers them."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        client = vars(self).get('_client')
+        if client is not None:
+            memo[id(client)] = client
+        for name, value in vars(self).items():
+            setattr(copied, name, copy.deepcopy(value, memo))
+        return copied
+
     def __str__(self):
         return "%s<num_terms=%s, num_topics=%s, loss=%s, num_docs=%s>" % (
             self.__class__.__name__, self.num_terms, self.num_topics, self.loss, self.num_docs)
@@ -996,8 +1009,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
     def _metric_view(self):
         """This model without its training statistics, documents, client and metrics (its
         arrays shared, not copied): what the metrics score, and what DiffMetric and
-        ConvergenceMetric deep-copy as the previous state at every epoch (a copy of the whole
-        model would hold a second corpus, and a client cannot be copied)."""
+        ConvergenceMetric deep-copy as the previous state at every epoch (a deep copy of the
+        whole model would hold a second corpus, and gather the statistics of a cluster)."""
         view = copy.copy(self)
         view._cooccurrence = view._sample = view._documents = view._client = None
         view.callbacks = None

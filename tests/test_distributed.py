@@ -226,3 +226,16 @@ def test_metric_callbacks_score_a_cluster_model_without_copying_its_client(clien
     expected = np.sum(model.diff(before, 'jaccard', 100, 10, True, False, True)[0])
     assert model.metrics['Convergence'][0] > 0.1
     np.testing.assert_allclose(model.metrics['Convergence'], [expected], rtol=1e-6)
+
+
+def test_a_deep_copy_shares_the_client_and_gathers_the_statistics(client, corpus, local_model):
+    model = fit(as_bag(corpus[:700], 2), client=client)
+    twin = copy.deepcopy(model)
+    assert twin._client is client and model._client is client
+    assert isinstance(model._cooccurrence, DistributedCooccurrence)
+    assert isinstance(twin._cooccurrence, Cooccurrence)
+    assert twin._cooccurrence.num_docs == model._cooccurrence.num_docs == 699  # one short document
+    np.testing.assert_array_equal(twin.get_topics(), model.get_topics())
+    assert twin.get_topics() is not model.get_topics()
+    twin.update(corpus[700:])  # the copy trains on, as one trained on this machine
+    same_topics(twin, local_model)
