@@ -173,7 +173,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         :meth:`update` starts afresh (as LdaModel's). ``DiffMetric`` and ``ConvergenceMetric``
         compare a stage with the one before it: with the model as it was before this
         :meth:`update`, and at the first fit, which has no earlier state, with itself (0).
-        They are not saved with the model (they hold corpora); ``metrics`` is, by :meth:`save`.
+        The callbacks are not saved with the model (they hold corpora); ``metrics`` is saved by
+        :meth:`save`, not by :meth:`save_portable`.
     loss : {'L2', 'KL', 'original'}
         RecoverL2 (kernelised squared loss, fast), RecoverKL (KL divergence over whole rows of
         Q-bar) or the original matrix-inversion Recover of Arora, Ge & Moitra (2012).
