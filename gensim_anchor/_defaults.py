@@ -100,6 +100,13 @@ ALPHA_FIT_SAMPLES, ALPHA_FIT_MOVES = 20, 4
 ALPHA_DOCS, ALPHA_TOKENS, ALPHA_SAMPLES, ALPHA_MOVES = 100, 64, 10, 2
 #: Training documents the model keeps (a reservoir sample of the single pass) for alpha.
 ALPHA_SAMPLE = 1000
+#: The search over the grid of alpha_0 (:func:`gensim_anchor.dirichlet.window_search`): a first
+#: call of ALPHA_SEARCH_WIDTH points around alpha_0 = ALPHA_SEARCH_START x K, then
+#: ALPHA_SEARCH_STEP more beyond the end where the best point lies until it lies inside. The fits
+#: of KOS, NIPS and 20 Newsgroups at K = 20, 50 and 100 (two seeds each) chose alpha_0 / K from
+#: 0.016 to 0.09; on their exhaustively evaluated grids the search found the best point from 4
+#: points in 16 of the 18 and from 6 in the other 2, where the earlier bracketing search took 10.
+ALPHA_SEARCH_WIDTH, ALPHA_SEARCH_STEP, ALPHA_SEARCH_START = 4, 2, 0.05
 
 # --- Refinement ---------------------------------------------------------------------------------
 #: Sub-steps of a collapsed sweep (see :func:`gensim_anchor.hybrid.gibbs_refine`).

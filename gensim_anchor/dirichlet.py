@@ -21,15 +21,17 @@ proportions p(z)), 4 points per decade (steps of a factor 1.78). Both ends are n
 of LDA (a mixture of unigrams and a single unigram model), and the common choices, 1/K to 50/K
 per topic, lie well inside.
 
-The search evaluates a third of the grid and then only around the best point
-(:func:`bracket_search`): every third point, both ends included, then the points between the
-best one's two neighbours, in two vmapped calls of one compiled shape. It finds the grid's best
-point whenever the estimated curve is unimodal (with common random numbers it is smooth: the
-KOS and Lee fits pinned in ``tests/test_structure.py`` chose the same :math:`\\alpha_0` as with
-every point). For K = 50 the default 16 points cost two calls of 6 (at most 10 distinct points,
-12 evaluations instead of 16; the model's alpha stage on KOS went from 0.67 to 0.49 s with the
-compile cache filled: ``python benchmarks/bench_firstfit.py --repeat 3``, medians of the
-2026-11-27T00:03Z and 03:16Z entries of ``benchmarks/results/bench_firstfit.log``);
+The search evaluates only a window of the grid (:func:`window_search`): 4 points around
+:math:`\alpha_0 = 0.05 K`, where the fits of KOS, NIPS and 20 Newsgroups at K = 20 to 100 chose it
+(0.016 K to 0.09 K), then 2 more beyond whichever end holds the best point, until the best lies
+inside, all calls of one compiled shape. It finds the grid's best point whenever the estimated
+curve is unimodal (with common random numbers it is smooth: the KOS and Lee fits pinned in
+``tests/test_structure.py`` choose the same :math:`\alpha_0` as with every point). On those 18
+fits it took 4 points (6 on two), against the 10 of the earlier search (every third point, then
+between the best one's neighbours). The same models, and the KOS fit's alpha stage down from 0.60-0.78
+s to 0.36-0.45 s with the compile cache filled (fit 1.94-2.62 s to 1.65-2.22 s on a 2-core AVX2
+machine: ``python benchmarks/bench_firstfit.py --corpus kos --no-lda --repeat 2``, before and
+after, the 2026-11-30T02:22Z entry of ``benchmarks/results/bench_firstfit.log``);
 ``exhaustive=True`` evaluates every point.
 
 Cost: one evaluation of the estimator on ``docs`` per grid point evaluated, in vmapped calls:
@@ -60,7 +62,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import likelihood as _lik
-from ._defaults import ALPHA_FIT_MOVES, ALPHA_FIT_SAMPLES
+from ._defaults import (ALPHA_FIT_MOVES, ALPHA_FIT_SAMPLES, ALPHA_SEARCH_START, ALPHA_SEARCH_STEP,
+                        ALPHA_SEARCH_WIDTH)
 from ._sampling import seed_of
 from ._validation import check_int, check_p_z
 
@@ -71,6 +74,9 @@ DEFAULT_NUM_SAMPLES = ALPHA_FIT_SAMPLES
 DEFAULT_NUM_MOVES = ALPHA_FIT_MOVES
 #: Grid points per decade of alpha_0.
 GRID_PER_DECADE = 4
+#: :func:`window_search`: the points of its first call, of each later one, and the
+#: concentration per topic where it starts (see _defaults for the measurements).
+SEARCH_WIDTH, SEARCH_STEP, SEARCH_START_PER_TOPIC = ALPHA_SEARCH_WIDTH, ALPHA_SEARCH_STEP, ALPHA_SEARCH_START
 
 
 class DirichletFit(NamedTuple):
@@ -86,7 +92,7 @@ class DirichletFit(NamedTuple):
         The concentrations tried.
     log_likelihood : numpy.ndarray, shape (G,)
         Estimated log-likelihood of the documents, summed, at each grid point; NaN at the points
-        the search did not need (:func:`bracket_search`).
+        the search did not need (:func:`window_search`).
 
     """
     alpha: np.ndarray
@@ -113,16 +119,15 @@ def default_grid(num_topics):
     return 10.0 ** (np.arange(-GRID_PER_DECADE, top + 1) / GRID_PER_DECADE)
 
 
-def bracket_search(evaluate, num_points):
-    """The best of ``num_points`` grid points from about a third of them, for a unimodal curve.
+def window_search(evaluate, num_points, start, width=SEARCH_WIDTH, step=SEARCH_STEP):
+    """The best of ``num_points`` grid points of a unimodal curve, from a window around a guess.
 
-    ``evaluate(indices)`` returns the values at the grid indices it is given, always as many
-    indices as the first call's (one shape, one compilation); values are maximised. First every
-    third point, both ends included (C points); then, of the points between the best one's two
-    neighbours, those not yet evaluated (at most 4, padded to C with evaluated ones, whose values
-    are already known). If the curve rises to its maximum and then falls, the maximum lies
-    between those neighbours: any evaluated point beyond them would otherwise be higher than
-    the best. Grids of fewer than 8 points are evaluated whole.
+    ``evaluate(indices)`` returns the values at the grid indices it is given (values are
+    maximised). First the ``width`` points from ``start - 1`` on (moved inside the grid); then,
+    while the best point evaluated is at an end of the evaluated run, the next ``step`` points
+    beyond that end. A best point inside the run is the curve's maximum when the curve rises
+    to it and then falls: a higher point further out would make the curve fall and rise again.
+    Grids of at most ``width`` points are evaluated whole.
 
     Returns
     -------
@@ -134,27 +139,36 @@ def bracket_search(evaluate, num_points):
     .. sourcecode:: pycon
 
         >>> import numpy as np
-        >>> from gensim_anchor.dirichlet import bracket_search
+        >>> from gensim_anchor.dirichlet import window_search
         >>> curve = -(np.arange(16) - 10.0) ** 2
-        >>> values = bracket_search(lambda i: curve[i], 16)
-        >>> int(np.nanargmax(values)), np.flatnonzero(np.isnan(values)).tolist()
-        (10, [1, 2, 4, 5, 13, 14])
+        >>> values = window_search(lambda i: curve[i], 16, start=5)
+        >>> int(np.nanargmax(values)), np.flatnonzero(~np.isnan(values)).tolist()
+        (10, [4, 5, 6, 7, 8, 9, 10, 11])
 
     """
     out = np.full(num_points, np.nan)
-    if num_points < 8:
-        out[:] = evaluate(np.arange(num_points))
-        return out
-    coarse = np.unique(np.round(np.linspace(0, num_points - 1, -(-(num_points - 1) // 3) + 1))
-                       .astype(int))
-    out[coarse] = evaluate(coarse)
-    j = int(np.argmax(out[coarse]))
-    lo, hi = coarse[max(j - 1, 0)], coarse[min(j + 1, len(coarse) - 1)]
-    fine = np.array([i for i in range(lo + 1, hi) if np.isnan(out[i])], dtype=int)
-    if len(fine):
-        padded = np.concatenate([fine, np.full(len(coarse) - len(fine), coarse[j])])
-        out[fine] = evaluate(padded)[:len(fine)]
+    lo = int(np.clip(start - 1, 0, max(num_points - width, 0)))
+    hi = min(lo + width, num_points) - 1
+    new = np.arange(lo, hi + 1)
+    while len(new):
+        out[new] = evaluate(new)
+        best = int(np.nanargmax(out))
+        if best == lo and lo > 0:
+            new = np.arange(max(lo - step, 0), lo)
+            lo = int(new[0])
+        elif best == hi and hi < num_points - 1:
+            new = np.arange(hi + 1, min(hi + step, num_points - 1) + 1)
+            hi = int(new[-1])
+        else:
+            new = ()
     return out
+
+
+def search_start(grid, num_topics):
+    """Where :func:`window_search` starts on an ascending grid: the index of the last point at or
+    below :data:`SEARCH_START_PER_TOPIC` x K (0 when all are above it)."""
+    target = SEARCH_START_PER_TOPIC * num_topics
+    return max(int(np.searchsorted(grid, target, side='right')) - 1, 0)
 
 
 def _check_grid(grid, num_topics):
@@ -189,7 +203,7 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
         Particles and Gibbs moves per token of the likelihood estimator
         (:func:`.likelihood.document_log_likelihood`).
     exhaustive : bool
-        Evaluate every grid point, not only those :func:`bracket_search` needs (the same choice
+        Evaluate every grid point, not only those :func:`window_search` needs (the same choice
         when the estimated curve is unimodal; ``log_likelihood`` then has no NaN).
 
     Returns
@@ -217,16 +231,21 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
                          "alpha to" % (len(docs), beta.shape[1]))
     seed = seed_of(random_state)
 
+    # Every call of a search is laid out in batches of one size, that of its largest call (one
+    # compiled program, however few points a later call adds).
+    rows = (len(g) if exhaustive else min(SEARCH_WIDTH, len(g))) * len(parsed)
+
     def evaluate(indices):
         # The same seed for every call: document d sees the same random numbers at every
-        # alpha_0, so values from the two calls compare as those of one.
-        return _lik.estimate(beta, shape, g[indices], parsed, seed, 0, R, J).sum(axis=1)
+        # alpha_0, so values from different calls compare as those of one.
+        return _lik.estimate(beta, shape, g[indices], parsed, seed, 0, R, J,
+                             batch_rows=rows).sum(axis=1)
 
     if exhaustive:
         total = evaluate(np.arange(len(g)))
-    else:  # bracketed along increasing alpha_0, whatever the order of a given grid
+    else:  # along increasing alpha_0, whatever the order of a given grid
         order = np.argsort(g, kind='stable')
         total = np.empty(len(g))
-        total[order] = bracket_search(lambda i: evaluate(order[i]), len(g))
+        total[order] = window_search(lambda i: evaluate(order[i]), len(g), search_start(g[order], K))
     scale = float(g[int(np.nanargmax(total))])
     return DirichletFit(scale * shape, scale, g, total)

@@ -44,7 +44,7 @@ def test_recovers_the_concentration(topics, alpha0):
 
 
 def test_a_grid_in_any_order_gives_the_same_choice(topics):
-    """The search brackets along increasing alpha_0: a shuffled grid gives the same choice and
+    """The search runs along increasing alpha_0: a shuffled grid gives the same choice and
     the same value at each point it evaluates, reported in the grid's own order."""
     rng = np.random.default_rng(2)
     docs = lda_corpus(rng, topics.T, 1.0 * P_Z, num_docs=100, doc_length=20)
@@ -58,14 +58,14 @@ def test_a_grid_in_any_order_gives_the_same_choice(topics):
     np.testing.assert_allclose(b.log_likelihood[back], a.log_likelihood, rtol=1e-12)
 
 
-@pytest.mark.parametrize('num_points', [1, 5, 8, 12, 15, 16, 17, 25])
-def test_bracket_search_finds_the_top_of_a_unimodal_curve(num_points):
-    """Every position of the maximum, plateaus at the top included: the first best point, from
-    calls of one size, at most two, each index in range."""
-    from gensim_anchor.dirichlet import bracket_search
+@pytest.mark.parametrize('num_points', [1, 4, 5, 8, 12, 16, 25])
+def test_window_search_finds_the_top_of_a_unimodal_curve(num_points):
+    """Every position of the maximum from every start, ties at the top included: the first best
+    point, each index evaluated once and in range, a first call of 4 points, later ones of 2."""
+    from gensim_anchor.dirichlet import window_search
     rng = np.random.default_rng(num_points)
     for top in range(num_points):
-        for _ in range(5):
+        for start in range(num_points):
             steps = rng.random(num_points)
             curve = np.concatenate([np.cumsum(steps[:top + 1]),
                                     steps[:top + 1].sum() - np.cumsum(steps[top + 1:])])
@@ -76,16 +76,29 @@ def test_bracket_search_finds_the_top_of_a_unimodal_curve(num_points):
             def evaluate(indices):
                 indices = np.asarray(indices)
                 assert indices.min() >= 0 and indices.max() < num_points
-                calls.append(len(indices))
+                calls.append(indices.tolist())
                 return curve[indices]
 
-            values = bracket_search(evaluate, num_points)
+            values = window_search(evaluate, num_points, start)
             assert int(np.nanargmax(values)) == int(np.argmax(curve))
             seen = ~np.isnan(values)
             np.testing.assert_array_equal(values[seen], curve[seen])
-            assert len(calls) <= 2 and len(set(calls)) == 1
-            if num_points >= 8:
-                assert seen.sum() < num_points
+            flat = [i for call in calls for i in call]
+            assert sorted(flat) == np.flatnonzero(seen).tolist()  # none twice
+            assert len(calls[0]) == min(4, num_points) and all(len(c) <= 2 for c in calls[1:])
+            # One run of evaluated points, from the first window to at most a step past the top.
+            first, last = np.flatnonzero(seen)[[0, -1]]
+            assert seen[first:last + 1].all()
+            lo = min(max(start - 1, 0), max(num_points - 4, 0))
+            assert first >= min(lo, top - 2) and last <= max(lo + 3, top + 2)
+
+
+def test_window_search_starts_near_a_concentration_per_topic():
+    from gensim_anchor.dirichlet import search_start
+    grid = default_grid(50)
+    assert grid[search_start(grid, 50)] == pytest.approx(10 ** 0.25)  # 1.78 <= 0.05 x 50 < 3.16
+    assert search_start(grid, 1) == 0 and search_start(grid[5:], 50) == 0
+    assert search_start(grid, 10 ** 6) == len(grid) - 1
 
 
 def test_seeded(topics):
@@ -168,3 +181,19 @@ def test_a_document_of_billions_of_tokens_is_subsampled_without_listing_them():
     share = kept / kept.sum()
     assert kept[1] == 0  # a zero count is never drawn
     assert share[0] == pytest.approx(0.25, abs=0.02) and share[2] == pytest.approx(0.75, abs=0.02)
+
+
+def test_the_calls_of_a_search_share_one_program(topics, monkeypatch):
+    """A search's later calls score fewer concentrations than its first; with few documents that
+    would choose a smaller batch (a second program, seconds to compile): every call is laid out
+    as the first."""
+    import gensim_anchor.likelihood as likelihood
+    from conftest import record_calls
+    rng = np.random.default_rng(3)
+    docs = lda_corpus(rng, topics.T, 30.0 * P_Z, num_docs=30, doc_length=20)
+    shapes = record_calls(monkeypatch, likelihood, '_filter_batch',
+                          lambda beta, shape, scales, ids, *_: (len(scales),) + ids.shape)
+    fit = fit_alpha_scale(topics, P_Z, docs, grid=default_grid(K), random_state=1)
+    # alpha_0 = 30 is far above the start (0.05 K = 0.2): the window moved up, 2 points a call.
+    assert fit.scale >= 10 and (~np.isnan(fit.log_likelihood)).sum() > 4
+    assert len(shapes) > 1 and len(set(shapes)) == 1, shapes
