@@ -22,11 +22,11 @@ of LDA (a mixture of unigrams and a single unigram model), and the common choice
 per topic, lie well inside.
 
 The search evaluates only a window of the grid (:func:`window_search`): 4 points around
-:math:`\alpha_0 = 0.05 K`, where the fits of KOS, NIPS and 20 Newsgroups at K = 20 to 100 chose it
+:math:`\\alpha_0 = 0.05 K`, where the fits of KOS, NIPS and 20 Newsgroups at K = 20 to 100 chose it
 (0.016 K to 0.09 K), then 2 more beyond whichever end holds the best point, until the best lies
 inside, all calls of one compiled shape. It finds the grid's best point whenever the estimated
 curve is unimodal (with common random numbers it is smooth: the KOS and Lee fits pinned in
-``tests/test_structure.py`` choose the same :math:`\alpha_0` as with every point). On those 18
+``tests/test_structure.py`` choose the same :math:`\\alpha_0` as with every point). On those 18
 fits it took 4 points (6 on two), against the 10 of the earlier search (every third point, then
 between the best one's neighbours). The same models, and the KOS fit's alpha stage down from 0.60-0.78
 s to 0.36-0.45 s with the compile cache filled (fit 1.94-2.62 s to 1.65-2.22 s on a 2-core AVX2
