@@ -165,7 +165,8 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         Seed of the random projection, of the document sample for alpha and of the likelihood
         estimates. The same seed gives the same model.
     distributed, passes, update_every, decay, offset, eval_every, ns_conf :
-        LdaModel's arguments without a meaning for anchor words: accepted, logged and ignored.
+        LdaModel's arguments without a meaning for anchor words: accepted, logged and ignored
+        (``distributed=True`` with a warning: the cluster here is Dask's, see ``client``).
     callbacks : list of :class:`gensim.models.callbacks.Metric`, optional
         Metrics evaluated at the end of each training stage, as LdaModel evaluates them after
         each pass: epoch 0 is the anchor fit, epoch 1 the refinement of ``refine=``, and each
@@ -368,6 +369,12 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if given:
             logger.info("ignoring LdaModel arguments without meaning for anchor words: %s",
                         ", ".join("%s=%r" % kv for kv in sorted(given.items())))
+        if distributed and client is None and not (corpus is not None and is_dask_corpus(corpus, None)):
+            # Not a setting without meaning but a request this model serves another way: say so.
+            logger.warning("distributed=True is LdaModel's Pyro4 cluster, which AnchorModel does not "
+                           "use: it trains on a Dask cluster when given client= (a "
+                           "dask.distributed.Client) or a dask.bag corpus, and on this machine "
+                           "otherwise")
         self.format_version = FORMAT_VERSION
         self.num_docs = 0
         self.anchors = self.anchor_groups = None

@@ -97,6 +97,17 @@ def test_print_topics_logs_anchor_words(lee_model, caplog):
     assert all(repr(w) in m for w, m in zip(lee_model.anchor_words, anchored))
 
 
+def test_distributed_true_warns_that_the_cluster_is_dask(lee, caplog):
+    """LdaModel's distributed=True asks for a cluster; without client= or a Bag the model
+    trains here, and says so (the settings without meaning are only logged at INFO)."""
+    dictionary, _ = lee
+    with caplog.at_level(logging.INFO, logger='gensim_anchor'):
+        AnchorModel(num_topics=8, id2word=dictionary, distributed=True)
+        AnchorModel(num_topics=8, id2word=dictionary, passes=10)
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and 'distributed=True' in warned[0] and 'client=' in warned[0]
+
+
 def test_str_and_stage_logging(lee, caplog):
     dictionary, corpus = lee
     with caplog.at_level(logging.INFO, logger='gensim_anchor'):

@@ -1,6 +1,7 @@
 """Q on a Dask cluster (gensim_anchor.distributed): the same statistics, products and topics as
 on one machine. One LocalCluster of two worker processes serves the whole module."""
 import copy
+import logging
 
 import numpy as np
 import pytest
@@ -130,13 +131,15 @@ def test_compressed_rectification_runs_on_the_partitions_and_matches_one_machine
     assert np.abs(plain.get_topics() - model.get_topics()).max() > 1e-4
 
 
-def test_bag_uses_the_default_client_and_needs_one(client, corpus):
+def test_bag_uses_the_default_client_and_needs_one(client, corpus, caplog):
     bag = as_bag(corpus[:300], 2)
     with pytest.raises(ValueError, match=r"needs a dask.distributed Client"):
         fit(bag, alpha='symmetric')
-    with client.as_current():
-        model = fit(bag, alpha='symmetric')
+    with client.as_current(), caplog.at_level(logging.WARNING, logger='gensim_anchor'):
+        model = fit(bag, alpha='symmetric', distributed=True)
     assert model._cooccurrence.mode == 'distributed' and model.num_docs == 299
+    # LdaModel's distributed=True is served by the Bag's cluster: no warning that it is not
+    assert not [r for r in caplog.records if 'distributed=True' in r.getMessage()]
 
 
 def same_topics(model, reference):
