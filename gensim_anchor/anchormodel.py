@@ -772,9 +772,14 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                 else minimum_phi_value, 1e-8)
         kwargs = dict(minimum_probability=minimum_probability, minimum_phi_value=minimum_phi_value,
                       per_word_topics=per_word_topics)
-        is_corpus, corpus = utils.is_corpus(bow)
+        # is_corpus peeks at the first element and puts it back in what it returns: an iterator
+        # given as ``bow`` has lost it, so the returned object is the one to read (and a one-shot
+        # document is read once, into a list: per_word_topics reads it twice).
+        is_corpus, bow = utils.is_corpus(bow)
         if is_corpus:
-            return _DocumentTopicsCorpus(self, corpus, self.chunksize, kwargs)
+            return _DocumentTopicsCorpus(self, bow, self.chunksize, kwargs)
+        if hasattr(bow, '__next__'):
+            bow = list(bow)
         return self._document_topics([bow], **kwargs)[0]
 
     def _document_topics(self, docs, minimum_probability, minimum_phi_value, per_word_topics):

@@ -154,6 +154,18 @@ class CountingCorpus:
             yield doc
 
 
+def test_a_document_given_as_an_iterator_is_read_whole(anchor, corpus):
+    """gensim's is_corpus peeks at the first element of an iterator (and puts it back in what it
+    returns): a document given as an iterator of pairs must keep its first word. (LdaModel
+    refuses one: len() of an iterator.)"""
+    for doc in corpus[:5]:
+        assert anchor[iter(doc)] == anchor[doc]
+        assert anchor[(pair for pair in doc)] == anchor[doc]
+        assert anchor.get_document_topics(iter(doc), per_word_topics=True) == \
+            anchor.get_document_topics(doc, per_word_topics=True)
+    assert anchor[iter([])] == anchor[[]]
+
+
 def test_model_of_corpus_is_a_lazy_transformed_corpus(anchor, corpus):
     docs = CountingCorpus(corpus[:30])
     transformed = anchor[docs]
