@@ -391,6 +391,22 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         if corpus is not None:
             self.update(corpus)
 
+    def __getstate__(self):
+        """The state that pickling keeps: all but the Dask client, a connection of this process
+        (a pickled model, sent to Dask workers by ``bag.map(model.get_document_topics)`` or saved,
+        arrives without one); statistics held on the cluster are gathered, as :meth:`save`
+        gathers them."""
+        state = dict(vars(self))
+        if state.get('_client') is not None:
+            state['_client'] = None
+        return state
+
+    def __copy__(self):
+        """A shallow copy, the client included (pickling leaves it out)."""
+        copied = type(self).__new__(type(self))
+        vars(copied).update(vars(self))
+        return copied
+
     def __deepcopy__(self, memo):
         """A deep copy that shares the Dask client (a connection, which cannot be copied); the
         statistics and documents on its cluster are gathered into the copy, as :meth:`save`

@@ -2,6 +2,7 @@
 on one machine. One LocalCluster of two worker processes serves the whole module."""
 import copy
 import logging
+import pickle
 
 import numpy as np
 import pytest
@@ -242,3 +243,16 @@ def test_a_deep_copy_shares_the_client_and_gathers_the_statistics(client, corpus
     assert twin.get_topics() is not model.get_topics()
     twin.update(corpus[700:])  # the copy trains on, as one trained on this machine
     same_topics(twin, local_model)
+
+
+def test_a_model_with_a_client_pickles_without_it_and_infers_on_the_workers(client, corpus):
+    # Dask pickles what a task calls: bag.map(model.get_document_topics) sends the model itself.
+    model = fit(as_bag(corpus[:600], 2), client=client, alpha='symmetric')
+    clone = pickle.loads(pickle.dumps(model))
+    assert clone._client is None and model._client is client
+    assert isinstance(clone._cooccurrence, Cooccurrence)  # gathered, as save() gathers it
+    np.testing.assert_array_equal(clone.get_topics(), model.get_topics())
+    assert copy.copy(model)._client is client  # a shallow copy keeps it
+    docs = corpus[600:640]
+    on_workers = client.compute(as_bag(docs, 2).map(model.get_document_topics)).result()
+    assert on_workers == [model.get_document_topics(doc) for doc in docs]
