@@ -214,7 +214,7 @@ def check_callbacks(callbacks):
     from gensim.models import callbacks as gensim_callbacks
     kinds = ("gensim.models.callbacks.Metric objects (CoherenceMetric, PerplexityMetric, "
              "DiffMetric, ConvergenceMetric)")
-    if isinstance(callbacks, gensim_callbacks.Metric) or isinstance(callbacks, (str, bytes, dict)):
+    if isinstance(callbacks, (gensim_callbacks.Metric, str, bytes, dict)):
         raise TypeError("callbacks must be a list of %s, got one %s: pass [%s]"
                         % (kinds, type(callbacks).__name__, type(callbacks).__name__))
     try:

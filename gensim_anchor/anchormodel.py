@@ -396,10 +396,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         (a pickled model, sent to Dask workers by ``bag.map(model.get_document_topics)`` or saved,
         arrives without one); statistics held on the cluster are gathered, as :meth:`save`
         gathers them."""
-        state = dict(vars(self))
-        if state.get('_client') is not None:
-            state['_client'] = None
-        return state
+        return dict(vars(self), _client=None)
 
     def __copy__(self):
         """A shallow copy, the client included (pickling leaves it out)."""

@@ -23,12 +23,13 @@ per topic, lie well inside.
 
 The search evaluates only a window of the grid (:func:`window_search`): 4 points around
 :math:`\\alpha_0 = 0.05 K`, where the fits of KOS, NIPS and 20 Newsgroups at K = 20 to 100 chose it
-(0.016 K to 0.09 K), then 2 more beyond whichever end holds the best point, until the best lies
+(0.028 K to 0.089 K), then 2 more beyond whichever end holds the best point, until the best lies
 inside, all calls of one compiled shape. It finds the grid's best point whenever the estimated
 curve is unimodal (with common random numbers it is smooth: the KOS and Lee fits pinned in
-``tests/test_structure.py`` choose the same :math:`\\alpha_0` as with every point). On those 18
-fits it took 4 points (6 on two), against the 10 of the earlier search (every third point, then
-between the best one's neighbours). The same models, and the KOS fit's alpha stage down from 0.60-0.78
+``tests/test_structure.py`` choose the same :math:`\\alpha_0` as with every point, and the 18
+fits' curves were all unimodal). On those 18 fits it took 4 points (6 on three), against the 10
+of the earlier search (every third point, then between the best one's neighbours;
+``python benchmarks/bench_alpha_search.py``, ``benchmarks/results/bench_alpha_search.log``). The same models, and the KOS fit's alpha stage down from 0.60-0.78
 s to 0.36-0.45 s with the compile cache filled (fit 1.94-2.62 s to 1.65-2.22 s on a 2-core AVX2
 machine: ``python benchmarks/bench_firstfit.py --corpus kos --no-lda --repeat 2``, before and
 after, the 2026-11-30T02:22Z entry of ``benchmarks/results/bench_firstfit.log``);
@@ -231,15 +232,15 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
                          "alpha to" % (len(docs), beta.shape[1]))
     seed = seed_of(random_state)
 
-    # Every call of a search is laid out in batches of one size, that of its largest call (one
-    # compiled program, however few points a later call adds).
-    rows = (len(g) if exhaustive else min(SEARCH_WIDTH, len(g))) * len(parsed)
+    # Every call of a search is laid out in batches of one size, that of its first and largest
+    # call (one compiled program, however few points a later call adds).
+    first_call = len(g) if exhaustive else min(SEARCH_WIDTH, len(g))
 
     def evaluate(indices):
         # The same seed for every call: document d sees the same random numbers at every
         # alpha_0, so values from different calls compare as those of one.
         return _lik.estimate(beta, shape, g[indices], parsed, seed, 0, R, J,
-                             batch_rows=rows).sum(axis=1)
+                             batch_scales=first_call).sum(axis=1)
 
     if exhaustive:
         total = evaluate(np.arange(len(g)))

@@ -392,7 +392,7 @@ def _filter_batch(beta, shape, scales, ids, counts, seed, doc_index, num_topics,
 _filter_batch = stored_jit(_filter_batch, ('num_particles', 'num_moves'), loop_emitters=True)
 
 
-def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, batch_rows=None):
+def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, batch_scales=None):
     """log p-hat, shape (G, D), for the documents of :func:`parse_documents` (a :class:`Documents`).
 
     A row is a document at one concentration. Rows are sorted by their document's length (the G
@@ -403,9 +403,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
     only the columns of beta that the documents use, their number padded to a power of two (at
     least :data:`_MIN_COLUMNS`), and at least :data:`_MIN_TOPICS` topics: it depends on that,
     not on V, so corpora of different vocabularies and small models share it, and a call on a
-    few documents does not send all of (K, V). ``batch_rows``: the rows the batch size is chosen
-    for (default: this call's), so that the calls of a search, which score different numbers of
-    concentrations, share one program.
+    few documents does not send all of (K, V). ``batch_scales``: the number of concentrations the
+    batch size is chosen for (default: this call's), so that the calls of a search, which score
+    different numbers of them, share one program.
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
@@ -429,7 +429,7 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
     # Full batches of _MAX_BATCH rows even for a few rows: one program per (K, length) however
     # many documents and concentrations a call scores (an empty row costs as much arithmetic as
     # a full one, and memory). More rows only for calls that fill them.
-    cap = min(cap, max(_MAX_BATCH, power_of_two(G * len(order) if batch_rows is None else batch_rows)))
+    cap = min(cap, max(_MAX_BATCH, power_of_two((batch_scales or G) * len(order))))
     size = 1 << max(0, int(cap).bit_length() - 1)
     row_doc = np.repeat(order, G)                     # the G concentrations of a document together
     row_scale = np.tile(np.arange(G), len(order))

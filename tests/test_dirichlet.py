@@ -97,7 +97,7 @@ def test_window_search_starts_near_a_concentration_per_topic():
     from gensim_anchor.dirichlet import search_start
     grid = default_grid(50)
     assert grid[search_start(grid, 50)] == pytest.approx(10 ** 0.25)  # 1.78 <= 0.05 x 50 < 3.16
-    assert search_start(grid, 1) == 0 and search_start(grid[5:], 50) == 0
+    assert search_start(grid, 1) == 0 and search_start(grid[6:], 50) == 0  # all above 2.5
     assert search_start(grid, 10 ** 6) == len(grid) - 1
 
 
