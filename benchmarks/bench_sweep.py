@@ -16,8 +16,10 @@ stored program) and its parts, each jitted on its own:
 * ``log joint``: the convergence check, run every ``REFINE_CHECK_EVERY`` sweeps (its share is
   per sweep).
 
-and two variants measured and not adopted: the own topic's counts read off the gathered rows
-instead of three gathered counts, and count updates of the tokens that changed topic only.
+and three variants measured and not adopted: the own topic's counts read off the gathered rows
+instead of three gathered counts, the cumulative sum over topics as a product with a triangular
+matrix (the draw before session 31) instead of written out topic by topic, and count updates of
+the tokens that changed topic only.
 
 The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
@@ -85,6 +87,20 @@ def parts():
             return jnp.where(mine, own[:, None], da * ph)
         return hybrid._draw_topics(key, weights, (d, w, z_old), K)
 
+    def draw_triangular(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        # Not adopted since session 31 (the library's draw until then): the cumulative sum over
+        # topics as a product with an upper-triangular matrix of ones, 2 K^2 flops a token.
+        weights = hybrid._conditional(n_dk, n_kw, alpha, eta)
+        blocks = hybrid._token_blocks((d, w, z_old))
+        u = jax.random.uniform(key, blocks[0].shape, jnp.float32)
+        upper = jnp.triu(jnp.ones((K, K), jnp.float32))
+
+        def block(args):
+            *arrays, u = args
+            cdf = jnp.matmul(weights(*arrays), upper, precision=jax.lax.Precision.HIGHEST)
+            return jnp.sum(cdf < (u * cdf[:, -1])[:, None], axis=-1)
+        return jnp.minimum(jax.lax.map(block, (*blocks, u)).reshape(-1)[:d.shape[0]], K - 1)
+
     def updates(key, d, w, z_old, n_dk, n_kw, alpha, eta, z_new):
         return hybrid._move_counts(n_dk, n_kw, d, w, z_old, z_new)
 
@@ -97,6 +113,7 @@ def parts():
     per_substep = [('draw', draw), ('draw, own topic not taken out', draw_plain),
                    ('row gathers', gathers), ('count updates', updates),
                    ('variant: own topic from the gathered rows', draw_own_from_rows),
+                   ('variant: cumulative sum by a triangular product', draw_triangular),
                    ('variant: updates of moved tokens only', updates_moved_only)]
     return {name: jax.jit(fn) for name, fn in per_substep}
 

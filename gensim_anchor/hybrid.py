@@ -225,25 +225,31 @@ def _draw_topics(key, weights, tokens, num_topics):
 
     ``weights(*block)`` maps a block of each array in ``tokens`` (per-token arrays) to the
     unnormalised (block x K) topic weights of those tokens; the probabilities never exist for
-    all tokens at once. One uniform per token (Gumbel-max would need K uniforms and logarithms).
+    all tokens at once. One uniform per token (Gumbel-max would need K uniforms and logarithms),
+    in (0, 1]: a topic of zero weight is never drawn, the first one included.
     """
     import jax
     import jax.numpy as jnp
     T = tokens[0].shape[0]
     blocks = _token_blocks(tokens)
-    u = jax.random.uniform(key, blocks[0].shape, jnp.float32)
-    # Upper-triangular ones: the cumulative sum over topics as one matrix product (XLA's CPU
-    # cumsum is a reduce-window, quadratic in K: 4x slower here). HIGHEST: no reduced-precision
-    # (TF32) products on accelerators.
-    upper = jnp.triu(jnp.ones((num_topics, num_topics), jnp.float32))
+    u = 1.0 - jax.random.uniform(key, blocks[0].shape, jnp.float32)
 
     def block(args):
         *arrays, u = args
-        cdf = jnp.matmul(weights(*arrays), upper, precision=jax.lax.Precision.HIGHEST)
-        return jnp.sum(cdf < (u * cdf[:, -1])[:, None], axis=-1)
+        weights_ = weights(*arrays)
+        # The cumulative sum over topics written out column by column: XLA fuses the chain
+        # and the comparisons into one pass over each token's row. jnp.cumsum is a
+        # reduce-window (quadratic in K) and a product with a triangular matrix costs 2 K^2
+        # flops a token: both about 1.5 to 2 times slower on the whole draw
+        # (``python benchmarks/bench_sweep.py``, ``benchmarks/results/bench_sweep.log``).
+        running = [weights_[:, 0]]
+        for k in range(1, num_topics):
+            running.append(running[-1] + weights_[:, k])
+        target = u * running[-1]
+        return sum(((c < target).astype(jnp.int32) for c in running[:-1]),
+                   jnp.zeros(target.shape, jnp.int32))
 
-    z = jax.lax.map(block, (*blocks, u)).reshape(-1)[:T]
-    return jnp.minimum(z, num_topics - 1)
+    return jax.lax.map(block, (*blocks, u)).reshape(-1)[:T]
 
 
 def _flat_index(counts, rows, cols):

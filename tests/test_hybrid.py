@@ -157,6 +157,32 @@ def test_topic_draws_follow_their_weights_across_blocks(monkeypatch):
     assert not np.any(_frequencies(z, 5)[expected == 0])  # zero weight: never drawn
 
 
+@pytest.mark.parametrize('num_topics', [1, 5, 64, 300])
+def test_topic_draws_are_the_inverse_cdf_of_their_uniforms(monkeypatch, num_topics):
+    """Token by token, the topic drawn is the one whose cumulative weight first reaches u times
+    the total, for u in (0, 1] the draw's own uniforms, as a float64 numpy cumulative sum gives it
+    (integer weights: the sums are exact, so the topics must be equal); a topic of zero weight is
+    never drawn, even at the smallest u."""
+    import jax
+    import jax.numpy as jnp
+    monkeypatch.setitem(tuning(jax.default_backend()), "gibbs_token_block", 7)  # 3 blocks, padded
+    rng = np.random.default_rng(num_topics)
+    weights = rng.integers(0, 4, (19, num_topics)).astype(np.float32)
+    weights[:, 0] = 0                      # never drawn, not even for the smallest uniform
+    weights[np.arange(19), rng.integers(1, num_topics, 19) if num_topics > 1 else 0] += 1
+    if num_topics == 1:
+        weights[:] = 1
+    key = jax.random.PRNGKey(num_topics)
+    z = np.asarray(jax.jit(lambda key: hybrid._draw_topics(
+        key, lambda t: jnp.asarray(weights)[t], (jnp.arange(19),), num_topics))(key))
+    u = 1 - np.asarray(jax.random.uniform(key, (3, 7), jnp.float32)).reshape(-1)[:19]
+    cdf = np.cumsum(weights.astype(np.float64), axis=1)
+    target = (u * cdf[:, -1].astype(np.float32)).astype(np.float64)   # the float32 product
+    expected = np.sum(cdf[:, :-1] < target[:, None], axis=1)
+    np.testing.assert_array_equal(z, expected)
+    assert np.all(weights[np.arange(19), z] > 0)
+
+
 def test_collapsed_sweep_draws_every_token_from_its_collapsed_conditional():
     """One collapsed sweep, many times from the same state, against the textbook conditional
     p(z_n = k | z_-n) computed token by token in numpy."""
