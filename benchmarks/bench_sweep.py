@@ -177,9 +177,9 @@ def main(argv=None):
         jax.jit(lambda n: hybrid._posterior_mean(n, eta, jnp.float32)), (n_kw,), args.repeat)))
     rows.append(('log joint (per sweep: one check every %d)' % REFINE_CHECK_EVERY,
                  _median_ms(hybrid._log_joint_fn(), (n_dk, n_kw, alpha, eta), args.repeat) / REFINE_CHECK_EVERY))
-    print("%-58s %9s %9s %14s" % ('part', 'ms/sweep', 'of sweep', 'ns/token'))
+    print("%-64s %9s %9s %14s" % ('part', 'ms/sweep', 'of sweep', 'ns/token'))
     for name, ms in rows:
-        print("%-58s %9.2f %8.0f%% %14.1f" % (name, ms, 100 * ms / whole, 1e6 * ms / num_tokens))
+        print("%-64s %9.2f %8.0f%% %14.1f" % (name, ms, 100 * ms / whole, 1e6 * ms / num_tokens))
 
 
 if __name__ == '__main__':

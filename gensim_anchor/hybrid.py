@@ -237,11 +237,11 @@ def _draw_topics(key, weights, tokens, num_topics):
     def block(args):
         *arrays, u = args
         weights_ = weights(*arrays)
-        # The cumulative sum over topics written out column by column: XLA fuses the chain
-        # and the comparisons into one pass over each token's row. jnp.cumsum is a
-        # reduce-window (quadratic in K) and a product with a triangular matrix costs 2 K^2
-        # flops a token: both about 1.5 to 2 times slower on the whole draw
-        # (``python benchmarks/bench_sweep.py``, ``benchmarks/results/bench_sweep.log``).
+        # The cumulative sum over topics written out topic by topic: XLA fuses the chain and
+        # the comparisons into one pass over each token's weights. A product with a triangular
+        # matrix (2 K^2 flops a token) made the draw 1.5 to 2.3 times slower (20 Newsgroups,
+        # NIPS, KOS; python benchmarks/bench_sweep.py, bench_sweep.log, 2026-11-30T04:30Z);
+        # jnp.cumsum, a reduce-window on the CPU, slower still.
         running = [weights_[:, 0]]
         for k in range(1, num_topics):
             running.append(running[-1] + weights_[:, k])
