@@ -16,10 +16,11 @@ stored program) and its parts, each jitted on its own:
 * ``log joint``: the convergence check, run every ``REFINE_CHECK_EVERY`` sweeps (its share is
   per sweep).
 
-and three variants measured and not adopted: the own topic's counts read off the gathered rows
-instead of three gathered counts, the cumulative sum over topics as a product with a triangular
-matrix (the draw before session 31) instead of written out topic by topic, and count updates of
-the tokens that changed topic only.
+and four variants measured and not adopted: the own topic's weight from its values picked out of
+the gathered rows by a sum, or from three counts gathered per token (the weights before session
+31), instead of computed for every topic from the rows and selected; the cumulative sum over
+topics as a product with a triangular matrix (the draw before session 31) instead of written out
+topic by topic; and count updates of the tokens that changed topic only.
 
 The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
@@ -73,8 +74,9 @@ def parts():
         return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), hybrid._token_blocks((d, w)))
 
     def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        # Not adopted: the own topic's n_dk + alpha and phi from the gathered rows, its n_kw + eta
-        # as phi * (n_k + V eta): no gathered counts, but XLA gathers the rows for every use.
+        # Not adopted: the own topic's n_dk + alpha and phi picked out of the gathered rows by a
+        # sum, its n_kw + eta as phi * (n_k + V eta): XLA gathers the rows for every use. (The
+        # library now computes the own weight for every topic elementwise and selects it.)
         n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
 
         def weights(d, w, z_old):
@@ -85,6 +87,22 @@ def parts():
             s_z = n_k[z_old] + n_kw.shape[1] * eta
             own = (da_z - 1) * (ph_z * s_z - 1) / (s_z - 1)
             return jnp.where(mine, own[:, None], da * ph)
+        return hybrid._draw_topics(key, weights, (d, w, z_old), K)
+
+    def draw_own_from_counts(key, d, w, z_old, n_dk, n_kw, alpha, eta):
+        # Not adopted since session 31 (the library's weights until then): the own topic's
+        # weight from three counts gathered per token, n_dk[d, z], n_kw[z, w] and n_k[z].
+        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+        V = n_kw.shape[1]
+
+        def gathered(counts, rows, cols):
+            flat = hybrid._flat_index(counts, rows, cols)
+            return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
+
+        def weights(d, w, z_old):
+            own = ((gathered(n_dk, d, z_old) - 1 + alpha[z_old]) * (gathered(n_kw, z_old, w) - 1 + eta)
+                   / (n_k[z_old] - 1 + V * eta))
+            return jnp.where(jax.nn.one_hot(z_old, K, dtype=bool), own[:, None], doc_alpha[d] * phi_t[w])
         return hybrid._draw_topics(key, weights, (d, w, z_old), K)
 
     def draw_triangular(key, d, w, z_old, n_dk, n_kw, alpha, eta):
@@ -113,6 +131,7 @@ def parts():
     per_substep = [('draw', draw), ('draw, own topic not taken out', draw_plain),
                    ('row gathers', gathers), ('count updates', updates),
                    ('variant: own topic from the gathered rows', draw_own_from_rows),
+                   ('variant: own topic from three gathered counts', draw_own_from_counts),
                    ('variant: cumulative sum by a triangular product', draw_triangular),
                    ('variant: updates of moved tokens only', updates_moved_only)]
     return {name: jax.jit(fn) for name, fn in per_substep}

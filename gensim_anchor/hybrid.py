@@ -257,8 +257,8 @@ def _flat_index(counts, rows, cols):
     of range (the padding tokens of :func:`_layout`: a plain ``row * columns + column`` would
     land on the next row); None where int32 indices would overflow.
 
-    The count updates and reads of a sweep go through flat indices because XLA's CPU scatter into
-    a 2-D array is the slower one."""
+    The count updates of a sweep go through flat indices because XLA's CPU scatter into a 2-D
+    array is the slower one."""
     import jax.numpy as jnp
     if counts.size >= 2 ** 31:
         return None
@@ -272,15 +272,6 @@ def _add_at(counts, rows, cols, value):
     if flat is None:
         return counts.at[rows, cols].add(value, mode='drop')
     return counts.reshape(-1).at[flat].add(value, mode='drop').reshape(counts.shape)
-
-
-def _get_at(counts, rows, cols):
-    """``counts[rows, cols]`` as float32, 0 at out-of-range indices."""
-    import jax.numpy as jnp
-    flat = _flat_index(counts, rows, cols)
-    if flat is None:
-        return counts.at[rows, cols].get(mode='fill', fill_value=0).astype(jnp.float32)
-    return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
 
 
 def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
@@ -304,21 +295,29 @@ def _conditional(n_dk, n_kw, alpha, eta):
     ``weights(d, w, z_old)``, the unnormalised (tokens x K) weights of :func:`_draw_topics`.
 
     Every topic but the token's own from the counts (one division per (word, topic) here rather
-    than per (token, topic)); the own topic's weight, with the token taken out, from three
-    counts gathered per token. (Reading those counts off the gathered rows instead made the draw
-    2.5 times slower on KOS, NIPS and 20 Newsgroups: XLA gathers the rows again for every use;
-    ``python benchmarks/bench_sweep.py``, ``benchmarks/results/bench_sweep.log``, 21:09Z.)
+    than per (token, topic)); the own topic's weight, with the token taken out, from the same two
+    gathered rows: with :math:`S_k = n_k + V\\eta`, the row of phi holds :math:`(n_{kw} + \\eta) /
+    S_k`, so :math:`(n_{dk} - 1 + \\alpha_k)(n_{kw} - 1 + \\eta) / (S_k - 1)` is
+    ``(doc_alpha - 1) * (phi * S - 1) / (S - 1)``. It is computed for every topic and selected
+    at the token's own, elementwise, so that XLA fuses it into the draw's single pass over the rows;
+    three counts gathered per token instead made the draw about 1.5 times slower, and the own
+    topic's values picked out of the rows by a sum 2.5 times slower (XLA gathered the rows
+    again for every use; ``python benchmarks/bench_sweep.py``,
+    ``benchmarks/results/bench_sweep.log``).
     """
-    import jax
-    import jax.numpy as jnp
     n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
     num_topics, num_terms = n_kw.shape
+    total = n_k + num_terms * eta
+    # Only the own topic's entry is used, and there n_k >= 1 (the token itself): the others
+    # may divide by zero, harmlessly (jnp.where selects).
+    rest = 1 / (total - 1)
 
     def weights(d, w, z_old):
-        own = ((_get_at(n_dk, d, z_old) - 1 + alpha[z_old]) * (_get_at(n_kw, z_old, w) - 1 + eta)
-               / (n_k[z_old] - 1 + num_terms * eta))
-        mine = jax.nn.one_hot(z_old, num_topics, dtype=bool)
-        return jnp.where(mine, own[:, None], doc_alpha[d] * phi_t[w])
+        import jax.numpy as jnp
+        doc_row, word_row = doc_alpha[d], phi_t[w]
+        own = (doc_row - 1) * (word_row * total - 1) * rest
+        mine = z_old[:, None] == jnp.arange(num_topics)
+        return jnp.where(mine, own, doc_row * word_row)
     return weights
 
 
