@@ -300,10 +300,10 @@ def _conditional(n_dk, n_kw, alpha, eta):
     S_k`, so :math:`(n_{dk} - 1 + \\alpha_k)(n_{kw} - 1 + \\eta) / (S_k - 1)` is
     ``(doc_alpha - 1) * (phi * S - 1) / (S - 1)``. It is computed for every topic and selected
     at the token's own, elementwise, so that XLA fuses it into the draw's single pass over the rows;
-    three counts gathered per token instead made the draw about 1.5 times slower, and the own
-    topic's values picked out of the rows by a sum 2.5 times slower (XLA gathered the rows
+    three counts gathered per token instead made the draw 1.2 to 1.3 times slower, and the own
+    topic's values picked out of the rows by a sum 4 to 5 times slower (XLA gathered the rows
     again for every use; ``python benchmarks/bench_sweep.py``,
-    ``benchmarks/results/bench_sweep.log``).
+    ``benchmarks/results/bench_sweep.log``, 2026-11-30T05:03Z).
     """
     n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
     num_topics, num_terms = n_kw.shape
