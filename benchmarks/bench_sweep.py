@@ -25,7 +25,8 @@ topic by topic; and count updates of the tokens that changed topic only.
 The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
 then about a third of the tokens change topic in a sweep). Times are medians over ``--repeat``
-calls, after one call that compiles. A part's time alone can differ from its time inside the
+calls, after one call that compiles; the whole sweep and its variant (the own topic's weight from
+three gathered counts) are timed in alternation. A part's time alone can differ from its time inside the
 sweep, where XLA fuses and schedules the whole program: the parts need not add up.
 
 Usage::
@@ -53,6 +54,55 @@ def _median_ms(fn, args, repeat):
         jax.block_until_ready(fn(*args))
         times.append(time.perf_counter() - t)
     return 1e3 * statistics.median(times)
+
+
+def _interleaved_ms(fns, args, repeat):
+    """Medians (ms) of programs timed in alternation on the same arguments (one call each first)."""
+    import jax
+    for fn in fns.values():
+        jax.block_until_ready(fn(*args))
+    times = {name: [] for name in fns}
+    for i in range(repeat):
+        for name in (list(fns) if i % 2 == 0 else list(fns)[::-1]):
+            t = time.perf_counter()
+            jax.block_until_ready(fns[name](*args))
+            times[name].append(time.perf_counter() - t)
+    return {name: 1e3 * statistics.median(ts) for name, ts in times.items()}
+
+
+def _conditional_from_counts(n_dk, n_kw, alpha, eta):
+    """The library's weights before session 31: the own topic's weight from three counts
+    gathered per token, n_dk[d, z], n_kw[z, w] and n_k[z] (not adopted since)."""
+    import jax
+    import jax.numpy as jnp
+    from gensim_anchor import hybrid
+    n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+    num_topics, V = n_kw.shape
+
+    def gathered(counts, rows, cols):
+        flat = hybrid._flat_index(counts, rows, cols)
+        return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
+
+    def weights(d, w, z_old):
+        own = ((gathered(n_dk, d, z_old) - 1 + alpha[z_old]) * (gathered(n_kw, z_old, w) - 1 + eta)
+               / (n_k[z_old] - 1 + V * eta))
+        return jnp.where(jax.nn.one_hot(z_old, num_topics, dtype=bool), own[:, None],
+                         doc_alpha[d] * phi_t[w])
+    return weights
+
+
+def _sweep_from_counts(args, offsets, optimize_alpha):
+    """The whole collapsed sweep compiled with :func:`_conditional_from_counts` in place of the
+    library's weights (swapped only while it is traced)."""
+    import functools
+    import jax
+    from gensim_anchor import hybrid
+    saved, hybrid._conditional = hybrid._conditional, _conditional_from_counts
+    try:
+        return jax.jit(functools.partial(hybrid._sweep_impl, sampler='collapsed', optimize_alpha=optimize_alpha,
+                                         offsets=tuple(int(o) for o in offsets))).lower(*args).compile()
+    finally:
+        hybrid._conditional = saved
 
 
 def parts():
@@ -90,20 +140,7 @@ def parts():
         return hybrid._draw_topics(key, weights, (d, w, z_old), K)
 
     def draw_own_from_counts(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        # Not adopted since session 31 (the library's weights until then): the own topic's
-        # weight from three counts gathered per token, n_dk[d, z], n_kw[z, w] and n_k[z].
-        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
-        V = n_kw.shape[1]
-
-        def gathered(counts, rows, cols):
-            flat = hybrid._flat_index(counts, rows, cols)
-            return counts.reshape(-1).at[flat].get(mode='fill', fill_value=0).astype(jnp.float32)
-
-        def weights(d, w, z_old):
-            own = ((gathered(n_dk, d, z_old) - 1 + alpha[z_old]) * (gathered(n_kw, z_old, w) - 1 + eta)
-                   / (n_k[z_old] - 1 + V * eta))
-            return jnp.where(jax.nn.one_hot(z_old, K, dtype=bool), own[:, None], doc_alpha[d] * phi_t[w])
-        return hybrid._draw_topics(key, weights, (d, w, z_old), K)
+        return hybrid._draw_topics(key, _conditional_from_counts(n_dk, n_kw, alpha, eta), (d, w, z_old), K)
 
     def draw_triangular(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         # Not adopted since session 31 (the library's draw until then): the cumulative sum over
@@ -181,8 +218,12 @@ def main(argv=None):
                                           len(doc_j), substeps, num_docs, V, args.warmup, 100 * moved,
                                           jax.__version__, os.cpu_count(), out.stdout.strip(),
                                           os.getloadavg()), flush=True)
-    whole = _median_ms(sweep, (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta), args.repeat)
-    rows = [('sweep (the stored program of gibbs_refine)', whole)]
+    sweep_args = (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta)
+    timed = _interleaved_ms({'stored': sweep, 'variant': _sweep_from_counts(
+        sweep_args, offsets, options['optimize_alpha'])}, sweep_args, args.repeat)
+    whole = timed['stored']
+    rows = [('sweep (the stored program of gibbs_refine)', whole),
+            ('variant: sweep, own topic from three gathered counts', timed['variant'])]
     lo, hi = offsets[0], offsets[1]
     step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
     programs = parts()
