@@ -305,6 +305,7 @@ def _conditional(n_dk, n_kw, alpha, eta):
     again for every use; ``python benchmarks/bench_sweep.py``,
     ``benchmarks/results/bench_sweep.log``, 2026-11-30T05:03Z).
     """
+    import jax.numpy as jnp
     n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
     num_topics, num_terms = n_kw.shape
     total = n_k + num_terms * eta
@@ -313,7 +314,6 @@ def _conditional(n_dk, n_kw, alpha, eta):
     rest = 1 / (total - 1)
 
     def weights(d, w, z_old):
-        import jax.numpy as jnp
         doc_row, word_row = doc_alpha[d], phi_t[w]
         own = (doc_row - 1) * (word_row * total - 1) * rest
         mine = z_old[:, None] == jnp.arange(num_topics)
