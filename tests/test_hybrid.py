@@ -160,9 +160,10 @@ def test_topic_draws_follow_their_weights_across_blocks(monkeypatch):
 @pytest.mark.parametrize('num_topics', [1, 5, 64, 300])
 def test_topic_draws_are_the_inverse_cdf_of_their_uniforms(monkeypatch, num_topics):
     """Token by token, the topic drawn is the one whose cumulative weight first reaches u times
-    the total, for u in (0, 1] the draw's own uniforms, as a float64 numpy cumulative sum gives it
-    (integer weights: the sums are exact, so the topics must be equal); a topic of zero weight is
-    never drawn, even at the smallest u."""
+    the total, u = 1 - the draw's own uniform in [0, 1), as a float64 numpy cumulative sum gives
+    it (integer weights: the sums are exact, so the topics must be equal). With u in (0, 1] the
+    target is never 0, so a topic of zero weight (topic 0 here) cannot be drawn; u in [0, 1)
+    fails the equality."""
     import jax
     import jax.numpy as jnp
     monkeypatch.setitem(tuning(jax.default_backend()), "gibbs_token_block", 7)  # 3 blocks, padded
