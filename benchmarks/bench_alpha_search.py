@@ -6,8 +6,9 @@ search evaluated (``fit_alpha_scale(..., exhaustive=True)``) on exactly what the
 topics, p(z), the alpha documents of its own sample, its seed and estimator settings). Printed per
 fit: the alpha_0 the fit chose, the exhaustive grid's best, alpha_0 / K, whether the curve is
 unimodal, and the points :func:`~gensim_anchor.dirichlet.window_search` evaluates on that curve
-from :func:`~gensim_anchor.dirichlet.search_start` (the bracketing search it replaced took 10
-distinct points for the default 16-point grid of K = 50, 6 + 4).
+from :func:`~gensim_anchor.dirichlet.search_start` (the bracketing search it replaced made 12
+evaluations of up to 10 distinct points for the default 16-point grid of K = 50: 6, then at
+most 4 new ones padded to 6).
 
 Usage::
 

@@ -25,9 +25,10 @@ topic by topic; and count updates of the tokens that changed topic only.
 The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
 then about a third of the tokens change topic in a sweep). Times are medians over ``--repeat``
-calls, after one call that compiles; the whole sweep and its variant (the own topic's weight from
-three gathered counts) are timed in alternation. A part's time alone can differ from its time inside the
-sweep, where XLA fuses and schedules the whole program: the parts need not add up.
+calls, after one call that compiles; the whole sweep and its variant (the own topic's weight
+from three gathered counts) are timed in alternation. A part's time alone can differ from its
+time inside the sweep, where XLA fuses and schedules the whole program: the parts need not add
+up.
 
 Usage::
 
@@ -45,17 +46,6 @@ HERE = Path(__file__).resolve().parent
 K = 50
 
 
-def _median_ms(fn, args, repeat):
-    import jax
-    jax.block_until_ready(fn(*args))  # compiles
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(times)
-
-
 def _interleaved_ms(fns, args, repeat):
     """Medians (ms) of programs timed in alternation on the same arguments (one call each first)."""
     import jax
@@ -70,14 +60,19 @@ def _interleaved_ms(fns, args, repeat):
     return {name: 1e3 * statistics.median(ts) for name, ts in times.items()}
 
 
+def _median_ms(fn, args, repeat):
+    """Median (ms) of ``repeat`` calls of one program, after a call that compiles it."""
+    return _interleaved_ms({'': fn}, args, repeat)['']
+
+
 def _conditional_from_counts(n_dk, n_kw, alpha, eta):
     """The library's weights before session 31: the own topic's weight from three counts
     gathered per token, n_dk[d, z], n_kw[z, w] and n_k[z] (not adopted since)."""
     import jax
     import jax.numpy as jnp
     from gensim_anchor import hybrid
-    n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
-    num_topics, V = n_kw.shape
+    phi_t, total, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+    num_topics = n_kw.shape[0]
 
     def gathered(counts, rows, cols):
         flat = hybrid._flat_index(counts, rows, cols)
@@ -85,7 +80,7 @@ def _conditional_from_counts(n_dk, n_kw, alpha, eta):
 
     def weights(d, w, z_old):
         own = ((gathered(n_dk, d, z_old) - 1 + alpha[z_old]) * (gathered(n_kw, z_old, w) - 1 + eta)
-               / (n_k[z_old] - 1 + V * eta))
+               / (total[z_old] - 1))
         return jnp.where(jax.nn.one_hot(z_old, num_topics, dtype=bool), own[:, None],
                          doc_alpha[d] * phi_t[w])
     return weights
@@ -116,25 +111,25 @@ def parts():
         return hybrid._draw_topics(key, hybrid._conditional(n_dk, n_kw, alpha, eta), (d, w, z_old), K)
 
     def draw_plain(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+        phi_t, _, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
         return hybrid._draw_topics(key, lambda d, w: doc_alpha[d] * phi_t[w], (d, w), K)
 
     def gathers(key, d, w, z_old, n_dk, n_kw, alpha, eta):
-        _, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+        phi_t, _, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
         return jax.lax.map(lambda b: (doc_alpha[b[0]] * phi_t[b[1]]).sum(axis=1), hybrid._token_blocks((d, w)))
 
     def draw_own_from_rows(key, d, w, z_old, n_dk, n_kw, alpha, eta):
         # Not adopted: the own topic's n_dk + alpha and phi picked out of the gathered rows by a
         # sum, its n_kw + eta as phi * (n_k + V eta): XLA gathers the rows for every use. (The
         # library now computes the own weight for every topic elementwise and selects it.)
-        n_k, phi_t, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
+        phi_t, total, doc_alpha = hybrid._conditional_tables(n_dk, n_kw, alpha, eta)
 
         def weights(d, w, z_old):
             mine = jax.nn.one_hot(z_old, K, dtype=bool)
             da, ph = doc_alpha[d], phi_t[w]
             da_z = jnp.sum(jnp.where(mine, da, 0), axis=1)
             ph_z = jnp.sum(jnp.where(mine, ph, 0), axis=1)
-            s_z = n_k[z_old] + n_kw.shape[1] * eta
+            s_z = total[z_old]
             own = (da_z - 1) * (ph_z * s_z - 1) / (s_z - 1)
             return jnp.where(mine, own[:, None], da * ph)
         return hybrid._draw_topics(key, weights, (d, w, z_old), K)

@@ -105,9 +105,9 @@ ALPHA_SAMPLE = 1000
 #: ALPHA_SEARCH_STEP more beyond the end where the best point lies until it lies inside. The fits
 #: of KOS, NIPS and 20 Newsgroups at K = 20, 50 and 100 (two seeds each) chose alpha_0 / K from
 #: 0.028 to 0.089; on their exhaustively evaluated grids (all 18 unimodal) the search found the
-#: best point from 4 points in 15 of the 18 and from 6 in the other 3, where the earlier
-#: bracketing search took 10 (python benchmarks/bench_alpha_search.py,
-#: benchmarks/results/bench_alpha_search.log).
+#: best point from 4 points in 15 of the 18 and from 6 in the other 3 (python
+#: benchmarks/bench_alpha_search.py, benchmarks/results/bench_alpha_search.log), where the
+#: earlier bracketing search made 12 evaluations of up to 10 distinct points for K = 50.
 ALPHA_SEARCH_WIDTH, ALPHA_SEARCH_STEP, ALPHA_SEARCH_START = 4, 2, 0.05
 
 # --- Refinement ---------------------------------------------------------------------------------

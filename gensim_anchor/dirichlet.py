@@ -27,11 +27,12 @@ The search evaluates only a window of the grid (:func:`window_search`): 4 points
 inside, all calls of one compiled shape. It finds the grid's best point whenever the estimated
 curve is unimodal (with common random numbers it is smooth: the KOS and Lee fits pinned in
 ``tests/test_structure.py`` choose the same :math:`\\alpha_0` as with every point, and the 18
-fits' curves were all unimodal). On those 18 fits it took 4 points (6 on three), against the 10
-of the earlier search (every third point, then between the best one's neighbours;
-``python benchmarks/bench_alpha_search.py``, ``benchmarks/results/bench_alpha_search.log``). The same models, and the KOS fit's alpha stage down from 0.60-0.78
-s to 0.36-0.45 s with the compile cache filled (fit 1.94-2.62 s to 1.65-2.22 s on a 2-core AVX2
-machine: ``python benchmarks/bench_firstfit.py --corpus kos --no-lda --repeat 2``, before and
+fits' curves were all unimodal). On those 18 fits it took 4 points (6 on three;
+``python benchmarks/bench_alpha_search.py``, ``benchmarks/results/bench_alpha_search.log``),
+where the earlier search (every third point, then between the best one's neighbours) made 12
+evaluations of up to 10 distinct points for K = 50. The same models, and the KOS fit's alpha
+stage down from 0.60-0.78 s to 0.36-0.45 s with the compile cache filled (fit 1.94-2.62 s to
+1.65-2.22 s on a 2-core AVX2 machine: ``python benchmarks/bench_firstfit.py --corpus kos --no-lda --repeat 2``, before and
 after, the 2026-11-30T02:22Z entry of ``benchmarks/results/bench_firstfit.log``);
 ``exhaustive=True`` evaluates every point.
 
@@ -75,9 +76,6 @@ DEFAULT_NUM_SAMPLES = ALPHA_FIT_SAMPLES
 DEFAULT_NUM_MOVES = ALPHA_FIT_MOVES
 #: Grid points per decade of alpha_0.
 GRID_PER_DECADE = 4
-#: :func:`window_search`: the points of its first call, of each later one, and the
-#: concentration per topic where it starts (see _defaults for the measurements).
-SEARCH_WIDTH, SEARCH_STEP, SEARCH_START_PER_TOPIC = ALPHA_SEARCH_WIDTH, ALPHA_SEARCH_STEP, ALPHA_SEARCH_START
 
 
 class DirichletFit(NamedTuple):
@@ -120,7 +118,7 @@ def default_grid(num_topics):
     return 10.0 ** (np.arange(-GRID_PER_DECADE, top + 1) / GRID_PER_DECADE)
 
 
-def window_search(evaluate, num_points, start, width=SEARCH_WIDTH, step=SEARCH_STEP):
+def window_search(evaluate, num_points, start, width=ALPHA_SEARCH_WIDTH, step=ALPHA_SEARCH_STEP):
     """The best of ``num_points`` grid points of a unimodal curve, from a window around a guess.
 
     ``evaluate(indices)`` returns the values at the grid indices it is given (values are
@@ -167,8 +165,8 @@ def window_search(evaluate, num_points, start, width=SEARCH_WIDTH, step=SEARCH_S
 
 def search_start(grid, num_topics):
     """Where :func:`window_search` starts on an ascending grid: the index of the last point at or
-    below :data:`SEARCH_START_PER_TOPIC` x K (0 when all are above it)."""
-    target = SEARCH_START_PER_TOPIC * num_topics
+    below :data:`~._defaults.ALPHA_SEARCH_START` x K (0 when all are above it)."""
+    target = ALPHA_SEARCH_START * num_topics
     return max(int(np.searchsorted(grid, target, side='right')) - 1, 0)
 
 
@@ -234,7 +232,7 @@ def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
 
     # Every call of a search is laid out in batches of one size, that of its first and largest
     # call (one compiled program, however few points a later call adds).
-    first_call = len(g) if exhaustive else min(SEARCH_WIDTH, len(g))
+    first_call = len(g) if exhaustive else min(ALPHA_SEARCH_WIDTH, len(g))
 
     def evaluate(indices):
         # The same seed for every call: document d sees the same random numbers at every

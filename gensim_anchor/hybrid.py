@@ -241,7 +241,7 @@ def _draw_topics(key, weights, tokens, num_topics):
         # the comparisons into one pass over each token's weights. A product with a triangular
         # matrix (2 K^2 flops a token) made the draw 1.5 to 2.3 times slower (20 Newsgroups,
         # NIPS, KOS; python benchmarks/bench_sweep.py, bench_sweep.log, 2026-11-30T04:30Z);
-        # jnp.cumsum, a reduce-window on the CPU, slower still.
+        # jnp.cumsum, a reduce-window on the CPU, slower still (bench_sweep.log, 2026-11-29T23:20Z).
         running = [weights_[:, 0]]
         for k in range(1, num_topics):
             running.append(running[-1] + weights_[:, k])
@@ -283,11 +283,11 @@ def _counts_impl(doc, word, z, *, num_docs, num_terms, num_topics):
 
 
 def _conditional_tables(n_dk, n_kw, alpha, eta):
-    """The tables the conditional's weights are gathered from: n_k (K,), the topics' word
-    probabilities as they stand, transposed (V, K), and n_dk + alpha (D, K)."""
-    n_k = n_kw.sum(axis=1).astype(alpha.dtype)
-    phi_t = (n_kw.T.astype(alpha.dtype) + eta) / (n_k + n_kw.shape[1] * eta)
-    return n_k, phi_t, n_dk.astype(alpha.dtype) + alpha
+    """The tables the conditional's weights are gathered from: the topics' word probabilities as
+    they stand, transposed (V, K), their denominators n_k + V eta (K,), and n_dk + alpha (D, K)."""
+    total = n_kw.sum(axis=1).astype(alpha.dtype) + n_kw.shape[1] * eta
+    phi_t = (n_kw.T.astype(alpha.dtype) + eta) / total
+    return phi_t, total, n_dk.astype(alpha.dtype) + alpha
 
 
 def _conditional(n_dk, n_kw, alpha, eta):
@@ -306,9 +306,8 @@ def _conditional(n_dk, n_kw, alpha, eta):
     ``benchmarks/results/bench_sweep.log``, 2026-11-30T05:03Z).
     """
     import jax.numpy as jnp
-    n_k, phi_t, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
-    num_topics, num_terms = n_kw.shape
-    total = n_k + num_terms * eta
+    phi_t, total, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
+    num_topics = n_kw.shape[0]
     # Only the own topic's entry is used, and there n_k >= 1 (the token itself): the others
     # may divide by zero, harmlessly (jnp.where selects).
     rest = 1 / (total - 1)

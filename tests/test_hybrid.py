@@ -168,11 +168,11 @@ def test_topic_draws_are_the_inverse_cdf_of_their_uniforms(monkeypatch, num_topi
     import jax.numpy as jnp
     monkeypatch.setitem(tuning(jax.default_backend()), "gibbs_token_block", 7)  # 3 blocks, padded
     rng = np.random.default_rng(num_topics)
-    weights = rng.integers(0, 4, (19, num_topics)).astype(np.float32)
-    weights[:, 0] = 0                      # never drawn, not even for the smallest uniform
-    weights[np.arange(19), rng.integers(1, num_topics, 19) if num_topics > 1 else 0] += 1
-    if num_topics == 1:
-        weights[:] = 1
+    weights = np.ones((19, 1), np.float32)
+    if num_topics > 1:
+        weights = rng.integers(0, 4, (19, num_topics)).astype(np.float32)
+        weights[:, 0] = 0                  # never drawn, not even for the smallest uniform
+        weights[np.arange(19), rng.integers(1, num_topics, 19)] += 1   # a positive total
     key = jax.random.PRNGKey(num_topics)
     z = np.asarray(jax.jit(lambda key: hybrid._draw_topics(
         key, lambda t: jnp.asarray(weights)[t], (jnp.arange(19),), num_topics))(key))
