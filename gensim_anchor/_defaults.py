@@ -70,12 +70,6 @@ DEFAULT_MIN_DF_FRACTION = 0.05
 #: :func:`gensim_anchor.anchors.choose_candidates`) chooses, those above the fixed rule's: an
 #: int is a count of documents, a float a fraction of them (issue 13's fixed thresholds).
 CANDIDATE_LEVELS = (100, 0.001, 0.003, 0.01, 0.03)
-#: A threshold is scored only if its candidates are at most (1 - CANDIDATE_MIN_DROP) times those
-#: of the next lower threshold scored: a set a few words smaller is not a distinct choice. On the
-#: whole KOS corpus the 3% level (103 documents) left 782 of the default's 808 candidates; the
-#: rule scored both, at four anchor searches and the quarters' projection (a third of the anchor
-#: stage), and kept the default.
-CANDIDATE_MIN_DROP = 0.05
 #: Dimension of the projection on which the adaptive rule scores the thresholds (the first
 #: columns of the fit's own projection; the anchors are then found in the full dimension).
 CANDIDATE_SCORE_DIM = 256

@@ -55,8 +55,8 @@ from scipy import stats
 
 from . import _validation as check
 from ._compile_cache import power_of_two, stored_jit
-from ._defaults import (CANDIDATE_LEVELS, CANDIDATE_MIN_DROP, CANDIDATE_SCORE_DIM, DEFAULT_MIN_DF,
-                        DEFAULT_MIN_DF_FRACTION, DEFAULT_PROJECTION_DIM)
+from ._defaults import (CANDIDATE_LEVELS, CANDIDATE_SCORE_DIM, DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION,
+                        DEFAULT_PROJECTION_DIM)
 from .cooccurrence import implicit_block, projection_blocks, quarter_sums
 # A squared residual below this fraction of the largest squared row norm is rounding, not a
 # new direction (the rank test of find_anchors, on the device and in its error message).
@@ -192,24 +192,6 @@ def _halves(Y_parts, masses):
     return rows, noise
 
 
-def _distinct_levels(thresholds, doc_freq, num_topics):
-    """{threshold: candidates} of the thresholds worth scoring, highest first (the order of
-    ``thresholds``): from the lowest up, each with at least ``num_topics`` candidates and at most
-    (1 - :data:`~gensim_anchor._defaults.CANDIDATE_MIN_DROP`) times the candidates of the last
-    one kept: the sets are nested, so a few words fewer is no distinct choice, and the same count
-    is the same set (named by its highest threshold)."""
-    kept = []
-    for t in reversed(thresholds):
-        count = int(np.sum(doc_freq >= t))
-        if count < num_topics:
-            break  # and every higher threshold has fewer still
-        if kept and count == kept[-1][1]:
-            kept[-1] = (t, count)
-        elif not kept or count <= (1 - CANDIDATE_MIN_DROP) * kept[-1][1]:
-            kept.append((t, count))
-    return dict(reversed(kept))
-
-
 def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM, seed=0, *,
                       cleanup=True, levels=CANDIDATE_LEVELS):
     """The adaptive anchor-candidate rule: the threshold whose anchors replicate in held-out data.
@@ -249,10 +231,8 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
     author's signature, a thread's vocabulary: on 20 Newsgroups the volume peaked at 51
     documents, whose topics had a held-out log-likelihood 0.10 nats per token under the
     default's). Thresholds are at least 10 documents (:data:`MIN_HALF_DOCS` per half); those
-    with fewer than ``num_topics`` candidates are skipped, and so are those that leave more
-    than 1 - :data:`~gensim_anchor._defaults.CANDIDATE_MIN_DROP` of the candidates of the next
-    lower threshold scored (a few words fewer is no distinct choice); with one candidate set
-    left there is nothing to choose. The cost is two anchor searches per threshold, on its
+    with fewer than ``num_topics`` candidates are skipped, and with one candidate set left
+    there is nothing to choose. The cost is two anchor searches per threshold, on its
     candidates, and the projection of the lowest threshold's rows, in ``projection_dim``
     (:data:`~gensim_anchor._defaults.CANDIDATE_SCORE_DIM`) dimensions.
 
@@ -288,7 +268,8 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
     floor = max(2 * MIN_HALF_DOCS, resolve_min_df(None, cooc.num_docs))
     thresholds = sorted({floor} | {t for t in (resolve_min_df(level, cooc.num_docs) for level in levels)
                                    if t >= floor}, reverse=True)
-    if len(_distinct_levels(thresholds, np.where(p_w > 0, cooc.doc_freq, 0), num_topics)) < 2:
+    sizes = [int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in thresholds]
+    if len({n for n in sizes if n >= num_topics}) < 2:
         return None  # one candidate set at most: nothing to choose
     # The rows most frequent first: each threshold's candidates are then the first rows.
     words = np.flatnonzero((cooc.doc_freq >= thresholds[-1]) & (p_w > 0))
@@ -304,7 +285,11 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
     seen = np.all(p_parts[:, order] > 0, axis=0)  # a row needs every quarter
     order, raw = order[seen], raw[:, seen]
     df = cooc.doc_freq[order]
-    counts = _distinct_levels(thresholds, df, num_topics)
+    counts = {}
+    for t in thresholds:  # nested sets: the same count is the same set, kept once
+        count = int(np.sum(df >= t))
+        if count >= num_topics and count not in counts.values():
+            counts[t] = count
     if len(counts) < 2:
         return None
     Y_parts = [raw[i].astype(np.float64) / (docs[i] * p_parts[i][order, None]) for i in range(4)]

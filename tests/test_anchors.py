@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from conftest import random_corpus
-from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, _distinct_levels,
-                                   _held_out_log_volume, choose_candidates, find_anchors, project_rows,
-                                   resolve_min_df, select_candidates)
+from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, _held_out_log_volume,
+                                   choose_candidates, find_anchors, project_rows, resolve_min_df,
+                                   select_candidates)
 from gensim_anchor.cooccurrence import build_cooccurrence, quarter_sums, split_quarters
 
 # One point-set shape for most tests: find_anchors compiles once per (N, d, K, cleanup).
@@ -440,31 +440,6 @@ def test_adaptive_rule_recovers_known_topics_as_well_as_the_best_fixed_threshold
     assert scanned == [400, 120, 100] and choice.min_df in scanned
     assert list(choice.candidates) == list(np.flatnonzero(cooc.doc_freq >= choice.min_df))
     assert choose_candidates(cooc, p_w, K, 100, levels=(10, 0.01)) is None  # only the default left
-
-
-def test_near_duplicate_thresholds_are_not_scored():
-    # Nested sets: 100 documents admit 808 words, 103 admit 782 (KOS's default and 3% level),
-    # 120 admit 600, 400 admit 100 (fewer than 5% fewer than the last kept set: no new choice).
-    doc_freq = np.repeat([400, 150, 110, 101, 50], [100, 500, 182, 26, 192])
-    assert _distinct_levels([400, 120, 103, 100], doc_freq, 10) == {400: 100, 120: 600, 100: 808}
-    assert list(_distinct_levels([400, 120, 103, 100], doc_freq, 10)) == [400, 120, 100]  # highest first
-    assert _distinct_levels([400, 120, 103, 100], doc_freq, 200) == {120: 600, 100: 808}
-    assert _distinct_levels([130, 120, 100], doc_freq, 10) == {130: 600, 100: 808}  # the same set once
-    assert _distinct_levels([103, 100], doc_freq, 10) == {100: 808}
-    assert _distinct_levels([102, 100], np.repeat([102, 100], [96, 4]), 10) == {100: 100}
-    assert _distinct_levels([102, 100], np.repeat([102, 100], [94, 6]), 10) == {102: 94, 100: 100}
-
-
-def test_adaptive_rule_scores_no_level_that_barely_differs_from_the_default(sparse_topics):
-    synth, cooc = sparse_topics
-    p_w = cooc.row_sums()
-    # the smallest threshold above the default (100 documents) that drops any candidate
-    above = int(np.min(cooc.doc_freq[(cooc.doc_freq >= 100) & (p_w > 0)])) + 1
-    default, close = (int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in (100, above))
-    assert close < default and close > 0.95 * default  # the premise: a few words fewer
-    assert choose_candidates(cooc, p_w, 10, 100, levels=(above,)) is None
-    far = np.sort(cooc.doc_freq[p_w > 0])[::-1][int(0.9 * default)]  # 10% fewer words
-    assert [t for t, _, _ in choose_candidates(cooc, p_w, 10, 100, levels=(above, int(far))).levels] == [far, 100]
 
 
 def test_adaptive_rule_gives_way_to_the_fixed_rule():
