@@ -14,9 +14,14 @@ search over ``--repeat`` calls timed in alternation in one process (after one ca
 compiles; the programs as the package compiles them, XLA:CPU's loop emitters on a CPU), whether
 both find the same anchors, and the largest relative difference of the anchors' distances.
 
+With ``--projection``: the projection of those candidates' rows to 1000 dimensions
+(:func:`gensim_anchor.anchors.project_rows`), as stored (blocks of 128 columns, the next drawn
+on a second thread while the caller multiplies by this one) against the same blocks drawn in turn,
+as until session 32 (kept here): medians over ``--repeat`` alternating calls, and whether the rows are equal.
+
 Usage::
 
-    python benchmarks/bench_anchor_search.py [--corpora kos nips 20ng] [--repeat 7]
+    python benchmarks/bench_anchor_search.py [--corpora kos nips 20ng] [--repeat 7] [--projection]
 """
 import argparse
 import statistics
@@ -87,6 +92,37 @@ def _row_rewriting_search(Y, mask, seeds, num_seeds, num_topics, cleanup):
     return S, dist, greedy_S, ok
 
 
+def _blocks_in_turn(num_terms, projection_dim, seed):
+    """The projection's blocks as drawn until session 32: 128 columns at a time, each drawn
+    when the caller asks for it."""
+    import math
+    rng = np.random.default_rng(seed)
+    scale = np.float32(1.0 / math.sqrt(projection_dim))
+    for lo in range(0, projection_dim, 128):
+        P = rng.standard_normal((num_terms, min(128, projection_dim - lo)), dtype=np.float32)
+        P *= scale
+        yield lo, P
+
+
+def compare_projection(cooc, p_w, rows, repeat):
+    """(s stored, s earlier, equal rows) of project_rows to 1000 dimensions."""
+    from gensim_anchor import anchors
+    stored = anchors.projection_blocks
+    times, out = {'stored': [], 'earlier': []}, {}
+    for i in range(repeat + 1):
+        for name in (['stored', 'earlier'] if i % 2 == 0 else ['earlier', 'stored']):
+            anchors.projection_blocks = stored if name == 'stored' else _blocks_in_turn
+            try:
+                t = time.perf_counter()
+                out[name] = anchors.project_rows(cooc, p_w, rows, 1000, seed=0)
+                if i:  # the first round warms up
+                    times[name].append(time.perf_counter() - t)
+            finally:
+                anchors.projection_blocks = stored
+    return (statistics.median(times['stored']), statistics.median(times['earlier']),
+            bool(np.array_equal(out['stored'], out['earlier'])))
+
+
 def _padded(Y):
     """Y as find_anchors pads it (rows to a power of two, masked), with its mask and seeds."""
     from gensim_anchor._compile_cache import power_of_two
@@ -125,6 +161,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--corpora', nargs='+', default=['kos', 'nips', '20ng'])
     parser.add_argument('--repeat', type=int, default=7)
+    parser.add_argument('--projection', action='store_true',
+                        help="time the projection of the candidates' rows instead of the search")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
     import bench_dropin
@@ -134,13 +172,21 @@ def main(argv=None):
     from gensim_anchor.anchors import project_rows, select_candidates
     from gensim_anchor.cooccurrence import build_cooccurrence
     print("# bench_anchor_search: K=%d, medians of %d alternating calls; %s" % (K, args.repeat, machine()))
-    print("%-6s %6s %5s %8s %10s %10s %7s %6s %9s" % ('corpus', 'rows', 'dims', 'cleanup', 'stored ms',
+    if args.projection:
+        print("%-6s %6s %6s %10s %10s %7s %6s" % ('corpus', 'V', 'rows', 'stored s', 'earlier s', 'ratio', 'equal'))
+    else:
+        print("%-6s %6s %5s %8s %10s %10s %7s %6s %9s" % ('corpus', 'rows', 'dims', 'cleanup', 'stored ms',
                                                       'earlier ms', 'ratio', 'same', 'dist diff'))
     for name in args.corpora:
         corpus, dictionary = bench_dropin.load(name)
         cooc = build_cooccurrence(corpus, num_terms=len(dictionary))
         p_w = cooc.row_sums()
         candidates, _ = select_candidates(cooc.doc_freq, p_w, None, cooc.num_docs, K)
+        if args.projection:
+            new, old, equal = compare_projection(cooc, p_w, candidates, args.repeat)
+            print("%-6s %6d %6d %10.3f %10.3f %6.2fx %6s" % (name, cooc.num_terms, len(candidates), new, old,
+                                                            old / new, equal), flush=True)
+            continue
         for dims in (1000, 256):
             Y = project_rows(cooc, p_w, candidates, dims, seed=0)
             for cleanup in (True, False):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import random_corpus
-from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence
+from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence, projection_blocks
 
 MODES = ('implicit', 'dense')
 
@@ -401,3 +401,22 @@ def test_error_messages_print_plain_numbers():
         assert 'np.' not in str(info.value), str(info.value)
     assert re.search(r"word id 5(\.0)? outside", str(bad_id.value))
     assert re.search(r"non-integer count 0\.5 for word id 0", str(bad_count.value))
+
+
+def test_projection_blocks_are_the_seeded_draws_in_column_order():
+    # The next block is drawn on a second thread: the matrix must still be the generator's
+    # stream, block by block in column order (so every caller with the seed gets the same one).
+    import threading
+    rng = np.random.default_rng(7)
+    draws = [rng.standard_normal((300, min(128, 1000 - lo)), dtype=np.float32) for lo in range(0, 1000, 128)]
+    expected = np.hstack(draws) * np.float32(1 / math.sqrt(1000))
+    threads = threading.active_count()
+    blocks = list(projection_blocks(300, 1000, 7))
+    assert [lo for lo, _ in blocks] == list(range(0, 1000, 128))
+    np.testing.assert_array_equal(np.hstack([P for _, P in blocks]), expected)
+    partial = projection_blocks(300, 1000, 7)
+    lo, P = next(partial)
+    np.testing.assert_array_equal(P, expected[:, :128])
+    partial.close()  # a caller that stops early leaves no thread behind
+    assert threading.active_count() == threads
+
