@@ -89,6 +89,18 @@ def test_matches_bruteforce_reference_with_candidates(seed, cleanup):
     assert not candidates[unrestricted.indices].all()
 
 
+@pytest.mark.parametrize('seed', range(3))
+@pytest.mark.parametrize('cleanup', [True, False])
+def test_matches_bruteforce_reference_when_rows_share_a_large_component(seed, cleanup):
+    # As rows of Q-bar do: every row near one large common row, so that after the first anchor
+    # the squared distances left are about 1e-7 of the squared norms. The search carries them
+    # by subtraction from the norms; the rounding of that must not change a choice or a distance.
+    rng = np.random.default_rng(200 + seed)
+    Y = 100.0 * rng.standard_normal(D) + 0.01 * rng.standard_normal((N, D)) * rng.uniform(0.5, 2.0, size=(N, 1))
+    result, _, _ = check_against_reference(Y, K, cleanup=cleanup)
+    assert np.max(result.distances[1:]) ** 2 < 1e-5 * np.max(np.sum(Y * Y, axis=1))  # the premise
+
+
 def test_candidates_mask_may_exclude_the_farthest_point():
     rng = np.random.default_rng(7)
     Y = rng.standard_normal((N, D))
