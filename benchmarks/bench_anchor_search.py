@@ -11,7 +11,7 @@ K = 50): the fixed rule's anchor candidates (min(100 documents, 5%)), their rows
 projected to 1000 dimensions (the fit's final search) and to 256 (the adaptive candidate rule's
 scoring searches), and for each shape, with and without the cleanup pass: the median time of each
 search over ``--repeat`` calls timed in alternation in one process (after one call that
-compiles; the programs as the package compiles them, XLA:CPU's loop emitters on a CPU), whether
+compiles; the package's stored program, and the earlier search with the same XLA options), whether
 both find the same anchors, and the largest relative difference of the anchors' distances.
 
 With ``--projection``: the projection of those candidates' rows to 1000 dimensions
@@ -123,17 +123,6 @@ def compare_projection(cooc, p_w, rows, repeat):
             bool(np.array_equal(out['stored'], out['earlier'])))
 
 
-def _padded(Y):
-    """Y as find_anchors pads it (rows to a power of two, masked), with its mask and seeds."""
-    from gensim_anchor._compile_cache import power_of_two
-    from gensim_anchor.anchors import _MIN_SHAPE
-    N = Y.shape[0]
-    size, width = power_of_two(N, _MIN_SHAPE), max(_MIN_SHAPE, Y.shape[1])
-    Z, mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
-    Z[:N, :Y.shape[1]], mask[:N] = Y, True
-    return Z, mask, np.zeros(K, np.int32), np.int32(0)
-
-
 def compare(Y, cleanup, repeat):
     """(ms of the stored search, ms of the earlier one, same anchors, largest relative difference
     of the anchors' distances)."""
@@ -141,9 +130,10 @@ def compare(Y, cleanup, repeat):
     from gensim_anchor import anchors
     from gensim_anchor._compile_cache import LOOP_EMITTERS
     options = LOOP_EMITTERS if jax.default_backend() == 'cpu' else {}
-    programs = {name: jax.jit(fn, static_argnames=('num_topics', 'cleanup'), compiler_options=options)
-                for name, fn in (('stored', anchors._fast_anchor_words_impl), ('earlier', _row_rewriting_search))}
-    args = _padded(Y)
+    programs = {'stored': anchors._fast_anchor_words,
+                'earlier': jax.jit(_row_rewriting_search, static_argnames=('num_topics', 'cleanup'),
+                                   compiler_options=options)}
+    args = anchors._search_arguments(Y, np.ones(len(Y), dtype=bool), np.zeros(0, np.int64), K)
     with jax.enable_x64(True):
         out = {name: [np.asarray(a) for a in fn(*args, num_topics=K, cleanup=cleanup)] for name, fn in programs.items()}
         times = {name: [] for name in programs}

@@ -544,20 +544,11 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
     if num_seeds:
         seeds = check.check_ids('seeds', seeds, N, 'rows of Y')
     check.check_candidate_count(int(mask.sum()), num_topics, num_seeds)
-    padded = np.zeros(num_topics, dtype=np.int32)
-    padded[:num_seeds] = seeds
-    # Masked zero rows up to a power of two: one compiled search serves row counts up to twice
-    # apart (the adaptive threshold's subsets, fits on other corpora), for at most twice the
-    # search's O(K N d), a small part of a fit. A zero row is never chosen and moves no other
-    # row's distances beyond rounding; nor do zero coordinates (small Y only).
-    size, width = power_of_two(N, _MIN_SHAPE), max(_MIN_SHAPE, Y.shape[1])
-    Z, Z_mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
-    Z[:N, :Y.shape[1]], Z_mask[:N] = Y, mask
     with jax.enable_x64(True):
         # numpy in: jnp.asarray would compile a conversion program per argument (each one a
         # compilation, or a cache load, in every process).
-        S, dist, S0, ok = _fast_anchor_words(Z, Z_mask, padded, np.int32(num_seeds), num_topics=num_topics,
-                                             cleanup=bool(cleanup))
+        S, dist, S0, ok = _fast_anchor_words(*_search_arguments(Y, mask, seeds, num_topics),
+                                             num_topics=num_topics, cleanup=bool(cleanup))
         S, dist, S0, ok = (np.asarray(S, dtype=np.int64), np.asarray(dist), np.asarray(S0, dtype=np.int64),
                            bool(ok))
     if not ok:
@@ -571,6 +562,23 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
             "topics cannot be told apart; lower num_topics or admit more candidates "
             "(anchor_min_df)" % (num_topics, num_topics))
     return AnchorResult(S, dist, S0, int(np.sum(S != S0)))
+
+
+def _search_arguments(Y, mask, seeds, num_topics):
+    """The positional arguments of the compiled search: Y and its mask padded, the seeds padded
+    to K, their number.
+
+    Masked zero rows up to a power of two: one compiled search serves row counts up to twice
+    apart (the adaptive threshold's subsets, fits on other corpora), for at most twice the
+    search's O(K N d), a small part of a fit. A zero row is never chosen and moves no other
+    row's distances beyond rounding; nor do zero coordinates (small Y only)."""
+    N = Y.shape[0]
+    size, width = power_of_two(N, _MIN_SHAPE), max(_MIN_SHAPE, Y.shape[1])
+    Z, Z_mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
+    Z[:N, :Y.shape[1]], Z_mask[:N] = Y, mask
+    padded = np.zeros(num_topics, dtype=np.int32)
+    padded[:len(seeds)] = seeds
+    return Z, Z_mask, padded, np.int32(len(seeds))
 
 
 def _candidate_mask(candidates, num_rows):
@@ -601,7 +609,7 @@ def _fast_anchor_words_impl(Y, mask, seeds, num_seeds, num_topics, cleanup):
     # Y = Xr + C U^T with the residuals Xr implicit and their squared norms r2 carried (the
     # module's notes). A step reads Y once instead of rewriting the N x d residuals and summing
     # their squares, as the search did until session 32: the same anchors on KOS, NIPS and 20
-    # Newsgroups, 2 to 8 times faster (python benchmarks/bench_anchor_search.py,
+    # Newsgroups, 2.5 to 9.7 times faster in two runs (python benchmarks/bench_anchor_search.py,
     # benchmarks/results/bench_anchor_search.log).
     N, d = Y.shape
     K = num_topics

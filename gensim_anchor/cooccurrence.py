@@ -518,7 +518,6 @@ def projection_blocks(num_terms, projection_dim, seed):
     the fixed rule's candidates took 0.26 s instead of 0.32 s on KOS, 0.81 s instead of 0.99 s on
     NIPS and 1.45 s instead of 1.96 s on 20 Newsgroups, the same rows (python
     benchmarks/bench_anchor_search.py --projection, benchmarks/results/bench_anchor_search.log).
-    Blocks of 256 and 512 columns, tried too (an ad-hoc script), were slower than 128.
     """
     rng = np.random.default_rng(seed)
     scale = np.float32(1.0 / math.sqrt(projection_dim))
