@@ -46,7 +46,8 @@ from bench_core import machine  # noqa: E402
 K = 50
 
 
-def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default'):
+def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default',
+        eps=None):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
@@ -62,7 +63,8 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
             model.refine(train, 'gibbs', **options)
         else:
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                                random_state=seed, refine_options=options or None)
+                                random_state=seed, refine_options=options or None,
+                                **({} if eps is None else dict(eps=eps)))
         return model.get_topics(), model.alpha, time.perf_counter() - start
     if method == 'vb':
         from gensim_anchor import AnchorModel
@@ -94,6 +96,9 @@ def main(argv=None):
                         help="where the refinement starts alpha: the library's default, the grid "
                              "search's scale ('refined'), or p(z) at concentration 1 ('vb'); one "
                              "row per choice")
+    parser.add_argument('--eps', nargs='+', default=['default'],
+                        help="the duality-gap tolerance of the refined model's start (its "
+                             "RecoverL2; 'default': the library's); one row per value")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
@@ -106,12 +111,15 @@ def main(argv=None):
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    runs = [(m, eta, n, a) for m in args.methods
+    runs = [(m, eta, n, a, e) for m in args.methods
             for eta in (args.etas if m == 'refined' else ['default'])
             for n in (args.sweeps if m == 'refined' else [None])
-            for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])]
-    for method, eta, sweeps, alpha_start in runs:
+            for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])
+            for e in (args.eps if m == 'refined' else ['default'])]
+    for method, eta, sweeps, alpha_start, eps in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
+        if eps != 'default':
+            label += ' eps=%s' % eps
         if sweeps is not None:
             label += ' %d sweeps' % sweeps
         if alpha_start != 'default':
@@ -122,7 +130,8 @@ def main(argv=None):
         for seed in args.seeds:
             topics, alpha, seconds = fit(method, train, dictionary, seed,
                                          None if eta == 'default' else float(eta), sweeps,
-                                         args.substeps if method == 'refined' else None, alpha_start)
+                                         args.substeps if method == 'refined' else None, alpha_start,
+                                         None if eps == 'default' else float(eps))
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"

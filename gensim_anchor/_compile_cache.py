@@ -394,9 +394,37 @@ class stored_jit:
     def __call__(self, *args, **kwargs):
         import jax
         _configure()
-        # Stored programs run on the default device: not when the user picked another one.
-        if not _state['checked'] or _environment() is None or jax.config.jax_default_device is not None:
+        if not self._storing():
             return self._plain(*args, **kwargs)
+        named, dynamic, leaves, treedef = self._arguments(args, kwargs)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return self._jitted(*args, **kwargs)  # inside the caller's program: its options
+        return self._program(named, leaves, treedef)(**dynamic)
+
+    def prefetch(self, *args, **kwargs):
+        """Load the stored program for arguments of these shapes and dtypes (the values are not
+        read: ``numpy.empty`` specimens will do), without running it, and never compile it.
+
+        For a background thread (:func:`prefetching`): loading an executable releases the GIL, so
+        it overlaps the caller's work, and a later call with such arguments finds it loaded
+        (or waits for the load in flight instead of loading it again). Arguments that the
+        caller then does not pass only cost the load. Returns whether the program is loaded.
+        """
+        _configure()
+        if not self._storing():
+            return False
+        named, _, leaves, treedef = self._arguments(args, kwargs)
+        return self._program(named, leaves, treedef, compile=False) is not None
+
+    def _storing(self):
+        """Whether calls go through our stored executables: our cache directory, and the
+        default device (not when the user picked another one)."""
+        import jax
+        return _state['checked'] and _environment() is not None and jax.config.jax_default_device is None
+
+    def _arguments(self, args, kwargs):
+        """The arguments by name, the dynamic ones, and their flattened leaves and tree."""
+        import jax
         if self._positional is not None and not kwargs and len(args) == len(self._positional):
             named = dict(zip(self._positional, args))  # every argument given in order: no bind
         else:
@@ -405,8 +433,12 @@ class stored_jit:
             named = bound.arguments
         dynamic = {k: v for k, v in named.items() if k not in self._static}
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            return self._jitted(*args, **kwargs)  # inside the caller's program: its options
+        return named, dynamic, leaves, treedef
+
+    def _program(self, named, leaves, treedef, compile=True):
+        """The executable for these arguments: loaded before, loaded from the directory, or
+        (``compile``) compiled and stored; None if it is in none of those and not to compile."""
+        import jax
         static = tuple(sorted((k, repr(v)) for k, v in named.items() if k in self._static))
         # Looked up by a cheap key (numpy arguments by shape and dtype; JAX's own trace context,
         # hashable): the stored file's key, a string per argument, is built only on a miss
@@ -414,7 +446,7 @@ class stored_jit:
         quick = (static, tuple(map(_quick_aval, leaves)), treedef, _context_key())
         compiled = self._loaded.get(quick)
         if compiled is None:
-            with self._lock:  # threads that call a new shape at once compile it once
+            with self._lock:  # threads that call a new shape at once load or compile it once
                 compiled = self._loaded.get(quick)
                 if compiled is None:
                     avals = tuple(str(jax.typeof(leaf)) for leaf in leaves)
@@ -423,9 +455,15 @@ class stored_jit:
                     # x64): loaded once.
                     compiled = self._by_key.get(local)
                     if compiled is None:
-                        compiled = self._by_key[local] = self._load_or_compile(local, named)
+                        file = self._file(local)
+                        compiled = self._load(file)
+                        if compiled is None:
+                            if not compile:
+                                return None
+                            compiled = self._compile(file, named)
+                        self._by_key[local] = compiled
                     self._loaded[quick] = compiled
-        return compiled(**dynamic)
+        return compiled
 
     def _options(self):
         """XLA's options for this program: :data:`LOOP_EMITTERS` if it asked for them and runs
@@ -456,32 +494,44 @@ class stored_jit:
             _drop_options(err, options)
             return self._jitted(*args, **kwargs)
 
-    def _load_or_compile(self, local, named):
+    def _file(self, local):
+        """The stored file of the program with this key."""
+        import hashlib
+        name = '%s.%s' % (self.__module__, self.__qualname__)
+        key = hashlib.sha256(repr((name, local, _environment(), sorted(self._options().items()))).encode()).hexdigest()
+        return Path(_state['ours']) / 'executables' / ('%s-%s' % (self.__name__, key))
+
+    def _load(self, file):
+        """The executable stored in ``file``, or None: missing, or unreadable (a miss: one
+        warning, and the file is removed)."""
         import hashlib
         import pickle
         from jax.experimental import serialize_executable as se
-        name = '%s.%s' % (self.__module__, self.__qualname__)
-        options = self._options()
-        key = hashlib.sha256(repr((name, local, _environment(), sorted(options.items()))).encode()).hexdigest()
-        file = Path(_state['ours']) / 'executables' / ('%s-%s' % (self.__name__, key))
         try:
             blob = file.read_bytes()
         except OSError:
-            blob = None
-        if blob is not None:
-            try:
-                digest, body = blob[:32], blob[32:]
-                if hashlib.sha256(body).digest() != digest:
-                    raise ValueError("checksum mismatch")
-                _initialize_handlers()
-                import jax
-                loaded = se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
-                _touch(file)
-                return loaded
-            except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
-                _warn_entry(file, err)
-                with contextlib.suppress(OSError):
-                    file.unlink()
+            return None
+        try:
+            digest, body = blob[:32], blob[32:]
+            if hashlib.sha256(body).digest() != digest:
+                raise ValueError("checksum mismatch")
+            _initialize_handlers()
+            import jax
+            loaded = se.deserialize_and_load(*pickle.loads(body), execution_devices=jax.devices()[:1])
+            _touch(file)
+            return loaded
+        except Exception as err:  # noqa: BLE001 - any unreadable entry is a miss
+            _warn_entry(file, err)
+            with contextlib.suppress(OSError):
+                file.unlink()
+            return None
+
+    def _compile(self, file, named):
+        """Compile the program for these arguments and store it in ``file``."""
+        import hashlib
+        import pickle
+        from jax.experimental import serialize_executable as se
+        options = self._options()
         # Compiled fresh, and not written to JAX's cache too: an infinite threshold spares JAX
         # serialising and compressing an executable that the entry below already keeps.
         _fresh.on = True
@@ -503,6 +553,37 @@ class stored_jit:
         except Exception as err:  # noqa: BLE001 - a cache that cannot be written is no cache
             _warn_entry(file, err, writing=True)
         return compiled
+
+
+@contextlib.contextmanager
+def prefetching(*loaders):
+    """Run ``loaders`` (callables that call :meth:`stored_jit.prefetch`) in order on one
+    background thread while the body runs; the thread is joined on exit, so it never outlives
+    the body. Nothing runs when this process runs no stored programs.
+
+    A stage whose shapes are known before an earlier stage has finished loads its programs
+    there, overlapped with that stage: loading an executable releases the GIL. Prefetching only
+    saves time, so a loader that fails is logged at DEBUG and skipped; the stage then loads or
+    compiles its program when it calls it, as without it.
+    """
+    _configure()
+    if not _state['checked']:
+        yield
+        return
+
+    def run():
+        for load in loaders:
+            try:
+                load()
+            except Exception as err:  # noqa: BLE001 - see the docstring
+                logger.debug("prefetching a stored program failed (%s: %s)", type(err).__name__, err)
+
+    thread = threading.Thread(target=run, name='gensim_anchor-prefetch', daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 _warned_entry = []

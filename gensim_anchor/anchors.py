@@ -196,6 +196,13 @@ def _halves(Y_parts, masses):
     return rows, noise
 
 
+def _thresholds(num_docs, levels=CANDIDATE_LEVELS):
+    """The thresholds (in documents, descending) that :func:`choose_candidates` scores."""
+    floor = max(2 * MIN_HALF_DOCS, resolve_min_df(None, num_docs))
+    return sorted({floor} | {t for t in (resolve_min_df(level, num_docs) for level in levels)
+                             if t >= floor}, reverse=True)
+
+
 def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM, seed=0, *,
                       cleanup=True, levels=CANDIDATE_LEVELS):
     """The adaptive anchor-candidate rule: the threshold whose anchors replicate in held-out data.
@@ -269,9 +276,7 @@ def choose_candidates(cooc, p_w, num_topics, projection_dim=CANDIDATE_SCORE_DIM,
     # From the fixed default up (see above), and at least MIN_HALF_DOCS documents per half: a
     # quarters' difference estimates a row's noise only when each quarter's row averages a few
     # documents (from one, it is as large and as variable as the row, and means nothing).
-    floor = max(2 * MIN_HALF_DOCS, resolve_min_df(None, cooc.num_docs))
-    thresholds = sorted({floor} | {t for t in (resolve_min_df(level, cooc.num_docs) for level in levels)
-                                   if t >= floor}, reverse=True)
+    thresholds = _thresholds(cooc.num_docs, levels)
     sizes = [int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in thresholds]
     if len({n for n in sizes if n >= num_topics}) < 2:
         return None  # one candidate set at most: nothing to choose
@@ -562,6 +567,33 @@ def find_anchors(Y, num_topics, *, candidates=None, cleanup=True, seeds=None):
             "topics cannot be told apart; lower num_topics or admit more candidates "
             "(anchor_min_df)" % (num_topics, num_topics))
     return AnchorResult(S, dist, S0, int(np.sum(S != S0)))
+
+
+def prefetch(cooc, p_w, num_topics, *, anchor_min_df=None, adaptive=True, num_seeds=0,
+             projection_dim=DEFAULT_PROJECTION_DIM, cleanup=True):
+    """Load the stored searches that a fit's anchor stage is likely to run, without running
+    them (:meth:`~._compile_cache.stored_jit.prefetch`: for a background thread while the rows
+    are projected): :func:`find_anchors` on each candidate set of the fixed thresholds, in the
+    scoring dimension of :func:`choose_candidates` (``adaptive``) and in ``projection_dim``.
+    A set's rows are known here up to the few words that :func:`choose_candidates` drops (not
+    seen in every quarter), within the power of two of one program."""
+    V = cooc.num_terms
+    if anchor_min_df is not None or not adaptive:
+        levels = [resolve_min_df(anchor_min_df, cooc.num_docs)]
+    else:
+        levels = _thresholds(cooc.num_docs)
+    sizes = {int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in levels}
+    sizes = [n for n in sizes if n >= num_topics]
+    final = V if not projection_dim or projection_dim >= V else projection_dim
+    shapes = {(n + num_seeds, final) for n in sizes}
+    if adaptive and anchor_min_df is None and len(sizes) > 1:
+        shapes |= {(n, min(CANDIDATE_SCORE_DIM, V)) for n in sizes}
+    padded = sorted({(power_of_two(n, _MIN_SHAPE), max(_MIN_SHAPE, d)) for n, d in shapes})
+    with jax.enable_x64(True):
+        for rows, width in padded:
+            _fast_anchor_words.prefetch(np.empty((rows, width)), np.empty(rows, dtype=bool),
+                                        np.empty(num_topics, dtype=np.int32), np.int32(0),
+                                        num_topics=num_topics, cleanup=bool(cleanup))
 
 
 def _search_arguments(Y, mask, seeds, num_topics):

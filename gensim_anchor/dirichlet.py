@@ -182,6 +182,19 @@ def _check_grid(grid, num_topics):
     return g
 
 
+def prefetch(docs, num_topics, num_terms, num_samples=DEFAULT_NUM_SAMPLES,
+             num_moves=DEFAULT_NUM_MOVES):
+    """Load the stored programs that :func:`fit_alpha_scale` will run on ``docs`` with the
+    default grid, without running them (:meth:`~._compile_cache.stored_jit.prefetch`: for a
+    background thread while the anchors and the recovery run; the topics are not needed, only
+    K and V). The search's calls score its window first, then ``ALPHA_SEARCH_STEP`` points
+    or fewer at a time, all in batches of the first call's size."""
+    parsed = _lik.parse_documents(list(docs), num_terms)[0]
+    first = min(ALPHA_SEARCH_WIDTH, len(default_grid(num_topics)))
+    _lik.prefetch_estimate(parsed, num_topics, sorted({first, min(ALPHA_SEARCH_STEP, first), 1}),
+                           num_samples, num_moves, batch_scales=first)
+
+
 def fit_alpha_scale(topics, p_z, docs, *, grid=None, random_state=None,
                     num_samples=DEFAULT_NUM_SAMPLES, num_moves=DEFAULT_NUM_MOVES, exhaustive=False):
     """Choose :math:`\\alpha = s\\, p(z)` by the estimated likelihood of ``docs`` over a grid of s.

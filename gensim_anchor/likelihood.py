@@ -409,30 +409,17 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
     """
     G, D, K = len(scales), len(docs), beta.shape[0]
     out = np.zeros((G, D))
-    lengths = docs.lengths
-    order = np.argsort(lengths, kind='stable')
-    order = order[lengths[order] > 0]
-    if len(order) == 0:
+    layout = _layout(docs, G, K, num_particles, batch_scales)
+    if layout is None:
         return out
+    used, size, row_doc, row_scale = layout.used, layout.size, layout.row_doc, layout.row_scale
     # Each column's values are those of beta, so every estimate is as with the whole matrix;
     # the padding columns (floored, finite) are never read, the padding topics never drawn.
-    used = np.unique(docs.ids)
-    padded_k = max(K, _MIN_TOPICS)
-    local = np.zeros((padded_k, power_of_two(len(used), _MIN_COLUMNS)))
+    local = np.zeros(layout.beta_shape)
     local[:K] = TOPIC_FLOOR
     local[:K, :len(used)] = beta[:, used]
-    shape_j = np.zeros(padded_k)
+    shape_j = np.zeros(layout.beta_shape[0])
     shape_j[:K] = shape
-    longest = _padded_length(lengths.max())
-    cap = min(_BATCH_ELEMENTS // (num_particles * (longest + padded_k)),
-              max(_MAX_BATCH, _BATCH_TOKENS // longest))
-    # Full batches of _MAX_BATCH rows even for a few rows: one program per (K, length) however
-    # many documents and concentrations a call scores (an empty row costs as much arithmetic as
-    # a full one, and memory). More rows only for calls that fill them.
-    cap = min(cap, max(_MAX_BATCH, power_of_two((batch_scales or G) * len(order))))
-    size = 1 << max(0, int(cap).bit_length() - 1)
-    row_doc = np.repeat(order, G)                     # the G concentrations of a document together
-    row_scale = np.tile(np.arange(G), len(order))
     scales = np.asarray(scales, np.float64)
     # Every document's words once, flat (positions in local): a batch's arrays are filled by one
     # fancy index (padded_positions), not a loop over its rows.
@@ -441,10 +428,9 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
         # Transfers, not jnp.asarray: no conversion programs to compile (_compile_cache); the
         # key is made inside the program from the seed, the same bits as jax.random.PRNGKey.
         beta_j = jax.device_put(local)
-        for lo in range(0, len(row_doc), size):
+        for lo, L in zip(range(0, len(row_doc), size), layout.batch_lengths):
             rows = slice(lo, lo + size)
             batch, n = row_doc[rows], len(row_doc[rows])
-            L = _padded_length(lengths[batch].max())
             ids = np.zeros((size, L), dtype=np.int32)  # padding: column 0, count 0
             counts = np.zeros((size, L), dtype=np.int32)
             row, position, source = padded_positions(docs.sizes, batch)
@@ -458,6 +444,61 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
                                  np.int32(K), num_particles, num_moves)
             out[row_scale[rows], batch] = np.asarray(logp)[:n]
     return out
+
+
+class _Layout(NamedTuple):
+    """How :func:`estimate` lays out its rows: the columns of beta used, the program's beta
+    shape (topics, columns, both padded), the batch size, each row's document and
+    concentration, and each batch's padded length."""
+    used: np.ndarray
+    beta_shape: tuple
+    size: int
+    row_doc: np.ndarray
+    row_scale: np.ndarray
+    batch_lengths: list
+
+
+def _layout(docs, G, K, num_particles, batch_scales=None):
+    """The :class:`_Layout` of :func:`estimate`'s call on ``G`` concentrations (None: no
+    document has a token)."""
+    lengths = docs.lengths
+    order = np.argsort(lengths, kind='stable')
+    order = order[lengths[order] > 0]
+    if len(order) == 0:
+        return None
+    used = np.unique(docs.ids)
+    padded_k = max(K, _MIN_TOPICS)
+    longest = _padded_length(lengths.max())
+    cap = min(_BATCH_ELEMENTS // (num_particles * (longest + padded_k)),
+              max(_MAX_BATCH, _BATCH_TOKENS // longest))
+    # Full batches of _MAX_BATCH rows even for a few rows: one program per (K, length) however
+    # many documents and concentrations a call scores (an empty row costs as much arithmetic as
+    # a full one, and memory). More rows only for calls that fill them.
+    cap = min(cap, max(_MAX_BATCH, power_of_two((batch_scales or G) * len(order))))
+    size = 1 << max(0, int(cap).bit_length() - 1)
+    row_doc = np.repeat(order, G)                     # the G concentrations of a document together
+    row_scale = np.tile(np.arange(G), len(order))
+    batch_lengths = [_padded_length(lengths[row_doc[lo:lo + size]].max())
+                     for lo in range(0, len(row_doc), size)]
+    return _Layout(used, (padded_k, power_of_two(len(used), _MIN_COLUMNS)), size, row_doc,
+                   row_scale, batch_lengths)
+
+
+def prefetch_estimate(docs, num_topics, call_sizes, num_particles, num_moves, batch_scales=None):
+    """Load the stored programs of :func:`estimate`'s calls on ``docs`` (a :class:`Documents`)
+    with each of ``call_sizes`` concentrations, without running them
+    (:meth:`~._compile_cache.stored_jit.prefetch`: for a background thread)."""
+    programs = set()
+    for G in call_sizes:
+        layout = _layout(docs, G, num_topics, num_particles, batch_scales)
+        if layout is not None:
+            programs.update((layout.beta_shape, layout.size, L) for L in layout.batch_lengths)
+    with jax.enable_x64(True):
+        for beta_shape, size, L in sorted(programs):
+            _filter_batch.prefetch(np.empty(beta_shape), np.empty(beta_shape[0]), np.empty(size),
+                                   np.empty((size, L), np.int32), np.empty((size, L), np.int32),
+                                   np.int64(0), np.empty(size, np.uint32), np.int32(num_topics),
+                                   num_particles, num_moves)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation as check
 from . import distributed
-from ._compile_cache import persistent_cache
+from ._compile_cache import persistent_cache, prefetching
 from ._defaults import (ALPHA_MOVES, ALPHA_SAMPLES, DEFAULT_MAX_ITER, DEFAULT_PROJECTION_DIM,
                         RECTIFY_MAX_ITER, REFINE_ALPHA_START)
 from ._bow import DocumentStore
@@ -265,36 +265,56 @@ def _fit_stages(cooc, options, id2word, documents, timings, rectification):
     start = time.perf_counter()
     p_w = cooc.row_sums()
     seeds = resolve_seeds(options.seeds, id2word, p_w)
-    choice = None
-    if options.anchor_min_df is None and options.adaptive_candidates:  # where Q can be split
-        choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
-    if choice is None:
-        candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df,
-                                               cooc.num_docs, K, len(seeds))
-    else:
-        candidates, min_df = choice.candidates, choice.min_df
-        logger.info("anchor candidates: %d words in >= %d documents, the threshold of largest "
-                    "held-out anchor volume among (documents, candidates, log-volume) %s",
-                    len(candidates), min_df, ", ".join("(%d, %d, %.2f)" % level for level in choice.levels))
-    Y = project_rows(cooc, p_w, candidates, options.projection_dim, options.seed,
-                     extra=anchor_rows(cooc, p_w, seeds))
-    search = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates),
-                          cleanup=options.cleanup, seeds=len(candidates) + np.arange(len(seeds)))
-    groups = seeds + [[int(candidates[i])] for i in search.indices[len(seeds):]]
-    timings['anchors'] = time.perf_counter() - start
+    grid = _alpha_by_grid(options)
+    alpha_docs = alpha_documents(documents, options.seed) if grid else ()
+    # The stages' programs are loaded on a second thread while the anchors are searched.
+    with prefetching(*_loaders(cooc, p_w, seeds, options, alpha_docs)):
+        choice = None
+        if options.anchor_min_df is None and options.adaptive_candidates:  # where Q can be split
+            choice = choose_candidates(cooc, p_w, K, seed=options.seed, cleanup=options.cleanup)
+        if choice is None:
+            candidates, min_df = select_candidates(cooc.doc_freq, p_w, options.anchor_min_df,
+                                                   cooc.num_docs, K, len(seeds))
+        else:
+            candidates, min_df = choice.candidates, choice.min_df
+            logger.info("anchor candidates: %d words in >= %d documents, the threshold of largest "
+                        "held-out anchor volume among (documents, candidates, log-volume) %s",
+                        len(candidates), min_df, ", ".join("(%d, %d, %.2f)" % level for level in choice.levels))
+        Y = project_rows(cooc, p_w, candidates, options.projection_dim, options.seed,
+                         extra=anchor_rows(cooc, p_w, seeds))
+        search = find_anchors(Y, K, candidates=np.arange(len(Y)) < len(candidates),
+                              cleanup=options.cleanup, seeds=len(candidates) + np.arange(len(seeds)))
+        groups = seeds + [[int(candidates[i])] for i in search.indices[len(seeds):]]
+        timings['anchors'] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    recovery = recover(cooc, groups, options.loss, eps=options.eps, max_iter=options.max_iter,
-                       p_w=p_w, r_method='diagonal' if options.rectify else 'pinv')
-    timings['recovery'] = time.perf_counter() - start
-    topics = as_distributions(recovery.A.T, options.dtype)
+        start = time.perf_counter()
+        recovery = recover(cooc, groups, options.loss, eps=options.eps, max_iter=options.max_iter,
+                           p_w=p_w, r_method='diagonal' if options.rectify else 'pinv')
+        timings['recovery'] = time.perf_counter() - start
+        topics = as_distributions(recovery.A.T, options.dtype)
 
-    start = time.perf_counter()
-    alpha, alpha_fit, docs = _alpha(options, topics, recovery.p_z, documents)
-    timings['dirichlet'] = time.perf_counter() - start
+        start = time.perf_counter()
+        alpha, alpha_fit = _alpha(options, topics, recovery.p_z, alpha_docs)
+        timings['dirichlet'] = time.perf_counter() - start
     return AnchorFit(topics, recovery.R, recovery.p_z, alpha, single_word_anchors(groups), groups,
                      len(candidates), min_df, Y.shape[1], search, recovery, rectification,
-                     alpha_fit, len(docs), timings)
+                     alpha_fit, len(alpha_docs), timings)
+
+
+def _loaders(cooc, p_w, seeds, options, alpha_docs):
+    """What :func:`~._compile_cache.prefetching` loads for the stages after the statistics, in
+    the order they run: their shapes are known before the anchors are (the searches' up to a
+    few candidates), and a load releases the GIL."""
+    from . import anchors, dirichlet, recovery
+    K = options.num_topics
+    solved = int(np.count_nonzero(p_w > 0)) - (K - sum(len(group) > 1 for group in seeds))
+    loaders = [lambda: anchors.prefetch(cooc, p_w, K, anchor_min_df=options.anchor_min_df,
+                                        adaptive=options.adaptive_candidates, num_seeds=len(seeds),
+                                        projection_dim=options.projection_dim, cleanup=options.cleanup),
+               lambda: recovery.prefetch(solved, K, options.loss)]  # all but single-word anchors
+    if len(alpha_docs):
+        loaders.append(lambda: dirichlet.prefetch(alpha_docs, K, cooc.num_terms, ALPHA_SAMPLES, ALPHA_MOVES))
+    return loaders
 
 
 def refinement_alpha_start(p_z):
@@ -303,26 +323,32 @@ def refinement_alpha_start(p_z):
     return REFINE_ALPHA_START * np.maximum(p_z, 1e-8)
 
 
-def _alpha(options, topics, p_z, documents):
-    """alpha from the option: 'auto' is the paper's (shape p(z), scale by likelihood), the others
-    LdaModel's fixed priors."""
+def _alpha_by_grid(options):
+    """Whether alpha is the paper's, chosen by the grid search (:mod:`.dirichlet`)."""
+    return (not isinstance(options.alpha, np.ndarray) and options.alpha == 'auto'
+            and options.alpha_grid)
+
+
+def _alpha(options, topics, p_z, docs):
+    """alpha from the option: 'auto' is the paper's (shape p(z), scale by likelihood, on the
+    sample ``docs`` of :func:`~._sampling.alpha_documents`), the others LdaModel's fixed
+    priors; and the grid search's :class:`~.dirichlet.DirichletFit` (or None)."""
     K = options.num_topics
     if isinstance(options.alpha, np.ndarray):
-        return options.alpha, None, ()
+        return options.alpha, None
     if options.alpha in ('symmetric', None):  # None as LdaModel: symmetric
-        return np.full(K, 1.0 / K), None, ()
+        return np.full(K, 1.0 / K), None
     if options.alpha == 'asymmetric':  # LdaModel's formula
         alpha = 1.0 / (np.arange(K) + np.sqrt(K))
-        return alpha / alpha.sum(), None, ()
+        return alpha / alpha.sum(), None
     if not options.alpha_grid:  # a start only: the sampler fits alpha (Minka's fixed point)
-        return refinement_alpha_start(p_z), None, ()
+        return refinement_alpha_start(p_z), None
     from .dirichlet import fit_alpha_scale
-    docs = alpha_documents(documents, options.seed)
     result = fit_alpha_scale(topics, p_z, docs, random_state=options.seed, num_samples=ALPHA_SAMPLES,
                              num_moves=ALPHA_MOVES)
     # p(z) can hold exact zeros (the original Recover clips R); a zero alpha_k would make
     # inference take digamma(0).
-    return np.maximum(result.alpha, 1e-8 * result.scale), result, docs
+    return np.maximum(result.alpha, 1e-8 * result.scale), result
 
 
 def as_distributions(rows, dtype):

@@ -545,7 +545,7 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         return _empty_result(K)
     # Padding (see _PAIR_MIN_ROWS): rows solved by no one, and coordinates whose gradient stays
     # 2 * _PAIR_PAD_PULL (their rows and columns of XX are 0), so that no step moves mass there.
-    size, width = power_of_two(n, _PAIR_MIN_ROWS), max(K, _PAIR_MIN_TOPICS)
+    size, width = _pairwise_shape(n, K)
     XXp = np.zeros((width, width))
     XXp[:K, :K] = XX
     XYp = np.zeros((size, width))
@@ -557,6 +557,26 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         x, it, gap = _solve_l2_pairwise(XXp, XYp, np.int64(n), np.float64(eps), np.int64(max_iter),
                                         lanes=row['pair_lanes'], steps=row['pair_steps'])
         return _result(np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n], eps)
+
+
+def _pairwise_shape(num_words, num_topics):
+    """Rows and columns of the pairwise solver's padded problems (see :data:`_PAIR_MIN_ROWS`)."""
+    return power_of_two(num_words, _PAIR_MIN_ROWS), max(num_topics, _PAIR_MIN_TOPICS)
+
+
+def prefetch(num_words, num_topics, loss='L2'):
+    """Load the stored program that :func:`recover` will run for ``num_words`` solved words and
+    ``num_topics`` anchors, without running it (:meth:`~._compile_cache.stored_jit.prefetch`:
+    for a background thread while the anchors are searched). RecoverL2's only: RecoverKL and
+    the original Recover load theirs when called."""
+    if loss != 'L2' or num_words <= 0:
+        return
+    size, width = _pairwise_shape(num_words, num_topics)
+    row = tuning(jax.default_backend())
+    with jax.enable_x64(True):
+        _solve_l2_pairwise.prefetch(np.empty((width, width)), np.empty((size, width)), np.int64(0),
+                                    np.float64(0), np.int64(0), lanes=row['pair_lanes'],
+                                    steps=row['pair_steps'])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -328,14 +328,14 @@ def test_threads_that_call_a_new_program_at_once_compile_it_once(monkeypatch):
         return jnp.sin(x) * 2 + 1
 
     stored = _compile_cache.stored_jit(jax.jit(h))
-    real, compiles = stored._load_or_compile, []
+    real, compiles = stored._load, []
 
     def slow(*args):  # long enough that every thread misses before the first one is done
         compiles.append(args)
         time.sleep(0.5)
         return real(*args)
 
-    monkeypatch.setattr(stored, '_load_or_compile', slow)
+    monkeypatch.setattr(stored, '_load', slow)
     start, results = threading.Barrier(4, timeout=20), {}
 
     def call(i):
@@ -391,3 +391,102 @@ def test_a_loaded_entry_counts_as_used_and_the_limit_comes_from_the_environment(
               "from gensim_anchor import _compile_cache; import json; "
               "print(json.dumps(dict(cache_dir=_compile_cache.cache_dir())))")
     assert stored and not list(_compile_cache._entries(cache))
+
+
+# ----------------------------------------------------------------------------------------------
+# Prefetching: a stage's programs loaded on a second thread before the stage runs.
+# ----------------------------------------------------------------------------------------------
+
+def test_prefetch_loads_a_stored_program_and_never_compiles_one(monkeypatch, caplog):
+    import logging
+    import threading
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    _compile_cache._configure()
+    if not _compile_cache._state['checked'] or _compile_cache._environment() is None:
+        pytest.skip("the stored programs need the package's cache directory")
+
+    def h(x):
+        return jnp.cos(x) * 3 - 1
+
+    def spied(stored):
+        calls = {'_load': 0, '_compile': 0}
+        for name in calls:
+            real = getattr(stored, name)
+
+            def spy(*args, _real=real, _name=name):
+                calls[_name] += 1
+                return _real(*args)
+            monkeypatch.setattr(stored, name, spy)
+        return calls
+
+    first = _compile_cache.stored_jit(jax.jit(h))
+    calls = spied(first)
+    assert first.prefetch(np.empty(7)) is False  # nothing stored yet: nothing compiled either
+    assert calls == {'_load': 1, '_compile': 0}
+    np.testing.assert_allclose(first(np.arange(7.0)), np.cos(np.arange(7.0)) * 3 - 1, rtol=1e-6)
+    assert calls['_compile'] == 1
+
+    second = _compile_cache.stored_jit(jax.jit(h))  # a later process: nothing loaded yet
+    calls = spied(second)
+    threads = []
+    with caplog.at_level(logging.DEBUG, logger='gensim_anchor._compile_cache'):
+        with _compile_cache.prefetching(lambda: 1 / 0,  # a failing loader is skipped
+                                        lambda: threads.append(threading.current_thread()),
+                                        lambda: second.prefetch(np.empty(7))):
+            pass
+    assert threads[0] is not threading.main_thread() and not threads[0].is_alive()  # joined
+    assert calls == {'_load': 1, '_compile': 0}
+    assert "ZeroDivisionError" in caplog.text
+    # The call finds the prefetched program: values are read now, not at the prefetch.
+    np.testing.assert_allclose(second(np.arange(7.0) + 1), np.cos(np.arange(7.0) + 1) * 3 - 1, rtol=1e-6)
+    assert calls == {'_load': 1, '_compile': 0}
+    assert second.prefetch(np.empty((2, 3))) is False  # another shape: a miss, not compiled
+    assert calls['_compile'] == 0
+
+
+def test_a_fit_prefetches_every_program_it_runs(monkeypatch):
+    """The fit's loader thread predicts the shapes of every stored program the fit then calls:
+    the adaptive candidates' searches, the final search, RecoverL2 and the alpha search (a
+    prediction that missed would load on the fit's own thread, as before)."""
+    import threading
+    import jax
+    import numpy as np
+    from conftest import lda_corpus, separable_topics
+    from gensim_anchor import AnchorModel, anchors
+    _compile_cache._configure()
+    if not _compile_cache._state['checked'] or _compile_cache._environment() is None:
+        pytest.skip("the stored programs need the package's cache directory")
+    stored = _compile_cache.stored_jit
+    record = {'prefetch': set(), 'call': set()}
+
+    def key(self, args, kwargs):
+        named, _, leaves, _ = self._arguments(args, kwargs)
+        static = tuple(sorted((k, repr(v)) for k, v in named.items() if k in self._static))
+        return (self.__name__, static, bool(jax.config.jax_enable_x64),
+                tuple((np.shape(leaf), np.dtype(leaf.dtype).str) for leaf in leaves))
+
+    def spy(kind, real):
+        def method(self, *args, **kwargs):
+            record[kind].add(key(self, args, kwargs))
+            if kind == 'prefetch':
+                assert threading.current_thread() is not threading.main_thread()
+            return real(self, *args, **kwargs)
+        return method
+
+    monkeypatch.setattr(stored, 'prefetch', spy('prefetch', stored.prefetch))
+    monkeypatch.setattr(stored, '__call__', spy('call', stored.__call__))
+    scored = []
+    real_choose = anchors.choose_candidates
+    monkeypatch.setattr(anchors, 'choose_candidates',
+                        lambda *a, **k: scored.append(real_choose(*a, **k)) or scored[-1])
+    rng = np.random.default_rng(3)
+    A, _ = separable_topics(rng, 300, 5)
+    corpus = lda_corpus(rng, A, 0.3, 1000, 40)
+    model = AnchorModel(corpus, num_topics=5, random_state=0)
+    assert len(scored[0].levels) >= 2  # the thresholds were scored: their searches ran
+    names = {k[0] for k in record['call']}
+    assert names == {'_fast_anchor_words_impl', '_solve_l2_pairwise', '_filter_batch'}
+    assert record['call'] <= record['prefetch'], record['call'] - record['prefetch']
+    assert len(model.get_topics()) == 5
