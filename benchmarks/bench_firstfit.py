@@ -13,6 +13,12 @@ KOS; K = 50, the defaults):
 ``--refined-only`` keeps the two refined rows on a filled cache (the first fills it) and
 LdaModel's: the ratio of issue 12, in a third of the time.
 
+``--against DIR --pairs N`` compares this tree with another checkout of the package (a ``git
+worktree`` of an earlier commit, say): each side fills a cache of its own in a first process,
+then N cache-filled processes of each side run in alternation (this tree first in each pair),
+so that a drift of the machine's speed falls on both sides alike; it prints every process,
+the medians, and the paired differences (this tree minus the other, in the order run).
+
 Each row gives the fit alone (``AnchorModel(...)``: it includes importing JAX, which the model
 does on its first fit), the process total (interpreter start to exit, corpus loading included),
 the CPU seconds of the fit, the stages (``model.timings``), the peak RSS of the process
@@ -29,6 +35,7 @@ Usage::
     python benchmarks/bench_firstfit.py --repeat 3 | tee benchmarks/results/bench_firstfit.log
     python benchmarks/bench_firstfit.py --corpus 20ng --refined --score   # issue 12's refined rows
     python benchmarks/bench_firstfit.py --corpus 20ng --refined-only --score   # those rows alone
+    python benchmarks/bench_firstfit.py --against ../base --pairs 6   # this tree against ../base
 """
 import argparse
 import json
@@ -76,14 +83,14 @@ print(json.dumps(row))
 """
 
 
-def run(corpus, kind, cache, split, score):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+def run(corpus, kind, cache, split, score, root=ROOT):
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     env.pop('JAX_COMPILATION_CACHE_DIR', None)
     env['GENSIM_ANCHOR_CACHE_DIR'] = cache
     t = time.perf_counter()
     out = subprocess.run([sys.executable, '-c', CHILD, corpus, kind, 'split' if split else 'all',
                           str(ROOT / 'benchmarks'), 'score' if score else 'no'],
-                         env=env, cwd=str(ROOT), capture_output=True, text=True)
+                         env=env, cwd=str(root), capture_output=True, text=True)
     if out.returncode:
         sys.exit("child failed (%s, %s):\n%s" % (corpus, kind, out.stderr[-4000:]))
     row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -97,6 +104,46 @@ def _quality(row):
     return '  LL/token %.4f  UMass %.3f  unique20 %.2f' % (row['ll'], row['umass'], row['unique'])
 
 
+def _row_line(name, row):
+    return ("%-28s fit %6.2f s  cpu %6.2f s  total %6.2f s  peak RSS %4.0f MB  %s%s  %s%s"
+            % (name, row['fit'], row['fit_cpu'], row['total'], row['rss_mb'], row['topics'],
+               '  %d sweeps' % row['sweeps'] if 'sweeps' in row else '',
+               {k: round(v, 2) for k, v in row['timings'].items()}, _quality(row)))
+
+
+def against(args, split):
+    """``--against``: paired cache-filled processes of this tree and of ``args.against``."""
+    other = Path(args.against).resolve()
+    if not (other / 'gensim_anchor').is_dir():
+        sys.exit("--against %s: no gensim_anchor package there" % other)
+    kind = 'refined' if args.refined or args.refined_only else 'anchor'
+    sides = {'this tree': ROOT, str(other): other}
+    rows = {name: [] for name in sides}
+    with tempfile.TemporaryDirectory(prefix='bench-firstfit-') as a, \
+            tempfile.TemporaryDirectory(prefix='bench-firstfit-') as b:
+        caches = dict(zip(sides, (a, b)))
+        for name, root in sides.items():  # each side fills its own cache
+            print("# %-26s %s" % ('fills its cache:', _row_line(name, run(args.corpus, kind, caches[name],
+                                                                       split, False, root))), flush=True)
+        for pair in range(args.pairs):
+            for name, root in sides.items():
+                row = run(args.corpus, kind, caches[name], split, False, root)
+                rows[name].append(row)
+                print("# pair %d: %s" % (pair, _row_line(name, row)), flush=True)
+    print("\nmedians over %d pairs" % args.pairs)
+    for name, rs in rows.items():
+        stages = {k: round(statistics.median(r['timings'][k] for r in rs), 3) for k in rs[0]['timings']}
+        print("%-28s fit %6.3f s  cpu %6.3f s  peak RSS %4.0f MB  %s" % (
+            name, statistics.median(r['fit'] for r in rs), statistics.median(r['fit_cpu'] for r in rs),
+            statistics.median(r['rss_mb'] for r in rs), stages))
+    mine, theirs = rows.values()
+    diff = [x['fit'] - y['fit'] for x, y in zip(mine, theirs)]
+    print("this tree minus the other, per pair: fit %s s (median %+.3f; %d of %d faster); peak RSS "
+          "%s MB" % (' '.join('%+.3f' % d for d in diff), statistics.median(diff),
+                     sum(d < 0 for d in diff), len(diff),
+                     ' '.join('%+.0f' % (x['rss_mb'] - y['rss_mb']) for x, y in zip(mine, theirs))))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeat', type=int, default=1)
@@ -108,6 +155,9 @@ def main():
     parser.add_argument('--no-lda', action='store_true')
     parser.add_argument('--refined-only', action='store_true',
                         help="only the refined rows on a filled cache (and LdaModel): the ratio")
+    parser.add_argument('--against', metavar='DIR',
+                        help="another checkout: paired cache-filled fits of both trees, alternating")
+    parser.add_argument('--pairs', type=int, default=6, help="pairs of processes for --against")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / 'benchmarks'))
     import bench_dropin
@@ -119,6 +169,10 @@ def main():
           "load average %s at start" % (args.corpus, ' (90% split)' if split else '', jax.__version__,
                                         jax.default_backend(), os.cpu_count(), os.getloadavg()),
           flush=True)
+    if args.against:
+        against(args, split)
+        print("# load average at end %s" % (os.getloadavg(),))
+        return
     rows = {}
     for rep in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix='bench-firstfit-') as cache, \
@@ -140,11 +194,7 @@ def main():
             for name, kind, where in sequence:
                 row = run(args.corpus, kind, where, split, args.score)
                 rows.setdefault(name, []).append(row)
-                print("# repeat %d: %-28s fit %6.2f s  cpu %6.2f s  total %6.2f s  peak RSS %4.0f MB  "
-                      "%s%s  %s%s" % (rep, name, row['fit'], row['fit_cpu'], row['total'], row['rss_mb'],
-                                      row['topics'], '  %d sweeps' % row['sweeps'] if 'sweeps' in row else '',
-                                      {k: round(v, 2) for k, v in row['timings'].items()}, _quality(row)),
-                      flush=True)
+                print("# repeat %d: %s" % (rep, _row_line(name, row)), flush=True)
     print("\nmedians over %d repeat(s)" % args.repeat)
     print("%-28s %8s %8s %8s %9s  %s" % ('row', 'fit s', 'cpu s', 'total s', 'RSS MB', 'stages (s)'))
     for name, rs in rows.items():
