@@ -578,15 +578,17 @@ def prefetch(cooc, p_w, num_topics, *, anchor_min_df=None, adaptive=True, num_se
     A set's rows are known here up to the few words that :func:`choose_candidates` drops (not
     seen in every quarter), within the power of two of one program."""
     V = cooc.num_terms
-    if anchor_min_df is not None or not adaptive:
-        levels = [resolve_min_df(anchor_min_df, cooc.num_docs)]
-    else:
-        levels = _thresholds(cooc.num_docs)
+    scored = anchor_min_df is None and adaptive and cooc.mode in ('implicit', 'distributed')
+    levels = {resolve_min_df(anchor_min_df, cooc.num_docs)}  # the fixed rule's, if not scored
+    if scored:
+        levels.update(_thresholds(cooc.num_docs))
     sizes = {int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in levels}
     sizes = [n for n in sizes if n >= num_topics]
     final = V if not projection_dim or projection_dim >= V else projection_dim
+    if cooc.mode == 'lowrank' and not num_seeds:  # project_rows' exact K coordinates
+        final = num_topics
     shapes = {(n + num_seeds, final) for n in sizes}
-    if adaptive and anchor_min_df is None and len(sizes) > 1:
+    if scored and len(sizes) > 1:  # the thresholds' searches, where Q can be split
         shapes |= {(n, min(CANDIDATE_SCORE_DIM, V)) for n in sizes}
     padded = sorted({(power_of_two(n, _MIN_SHAPE), max(_MIN_SHAPE, d)) for n, d in shapes})
     with jax.enable_x64(True):

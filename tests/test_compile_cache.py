@@ -446,10 +446,12 @@ def test_prefetch_loads_a_stored_program_and_never_compiles_one(monkeypatch, cap
     assert calls['_compile'] == 0
 
 
-def test_a_fit_prefetches_every_program_it_runs(monkeypatch):
+@pytest.mark.parametrize('options', [{}, dict(rectify=True)], ids=['default', 'rectified'])
+def test_a_fit_prefetches_every_program_it_runs(monkeypatch, options):
     """The fit's loader thread predicts the shapes of every stored program the fit then calls:
-    the adaptive candidates' searches, the final search, RecoverL2 and the alpha search (a
-    prediction that missed would load on the fit's own thread, as before)."""
+    the adaptive candidates' searches, the final search (in K coordinates for a rectified Q),
+    RecoverL2 and the alpha search (a prediction that missed would load on the fit's own thread,
+    as before)."""
     import threading
     import jax
     import numpy as np
@@ -484,8 +486,12 @@ def test_a_fit_prefetches_every_program_it_runs(monkeypatch):
     rng = np.random.default_rng(3)
     A, _ = separable_topics(rng, 300, 5)
     corpus = lda_corpus(rng, A, 0.3, 1000, 40)
-    model = AnchorModel(corpus, num_topics=5, random_state=0)
-    assert len(scored[0].levels) >= 2  # the thresholds were scored: their searches ran
+    model = AnchorModel(corpus, num_topics=5, random_state=0, **options)
+    if not options:
+        assert len(scored[0].levels) >= 2  # the thresholds were scored: their searches ran
+    else:  # a rank-K Q cannot be split: the fixed threshold, searched in K coordinates
+        assert scored == [None] and model.rectify == 'enn'
+        assert any(k[3][0][0][1] == 64 for k in record['call'] if k[0] == '_fast_anchor_words_impl')
     names = {k[0] for k in record['call']}
     assert names == {'_fast_anchor_words_impl', '_solve_l2_pairwise', '_filter_batch'}
     assert record['call'] <= record['prefetch'], record['call'] - record['prefetch']
