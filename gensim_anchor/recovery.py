@@ -51,7 +51,7 @@ import numpy as np
 from . import _validation as check
 from ._compile_cache import power_of_two, stored_jit
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, EG_EPS, LOSSES, tuning
-from .anchors import anchor_rows, as_groups, single_word_anchors
+from .anchors import anchor_rows, as_groups, first_true, single_word_anchors
 
 #: How :func:`recover` computes R: the pseudo-inverse, or the diagonal method (Lee et al. 2015).
 R_METHODS = ('pinv', 'diagonal')
@@ -433,6 +433,12 @@ def _l2_pairwise_init(XX, row):
     return PairState(x0, g, it0, _gap(x0, g), jnp.array(False))
 
 
+def _first_argmax(v):
+    """``jnp.argmax(v)`` of a vector without NaN (the first index of its largest value), by
+    plain reductions (:func:`~.anchors.first_true`)."""
+    return first_true(v == jnp.max(v))
+
+
 def _l2_pairwise_update(XX, eps, max_iter, steps, row, st):
     """Up to ``steps`` pairwise steps on :math:`f(x) = x^T XX x - 2 xy^T x` over the simplex.
 
@@ -452,10 +458,10 @@ def _l2_pairwise_update(XX, eps, max_iter, steps, row, st):
     def step(_, st):
         x, g = st.x, st.g
         go = (st.gap >= eps) & (st.n_iter < max_iter) & ~st.stalled
-        i = jnp.argmax(jnp.where(x > 0, g, -jnp.inf))
+        i = _first_argmax(jnp.where(x > 0, g, -jnp.inf))
         drop = g[i] - g
         curv = jnp.maximum(diag[i] + diag - 2.0 * XX[i], 0.0)
-        j = jnp.argmax(jnp.where(drop > 0, drop * drop / jnp.maximum(curv, 1e-300), -1.0))
+        j = _first_argmax(jnp.where(drop > 0, drop * drop / jnp.maximum(curv, 1e-300), -1.0))
         # A flat direction (curvature 0) is linear and descending: all of x_i moves.
         t = jnp.clip(drop[j] / jnp.maximum(2.0 * curv[j], 1e-300), 0.0, x[i])
         t = jnp.where(go & (drop[j] > 0), t, 0.0)
