@@ -8,7 +8,8 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
 
 * ``refined``: ``AnchorModel(train, 50, refine='gibbs', random_state=s)`` (the defaults: burn-in
   by the convergence rule, 200 sweeps at most); with ``--etas``, once per topic-word prior of
-  the sampler (``refine_options={'eta': ...}``; ``default`` for the library's); with
+  the sampler (``refine_options={'eta': ...}``; ``default`` for the library's); with ``--eps``,
+  once per duality-gap tolerance of the start's RecoverL2 (``eps=...``); with
   ``--sweeps``, once per fixed chain length instead of the rule (``num_sweeps=N,
   burn_in=N // 2``); ``--substeps`` sets the sampler's sub-steps;
   with ``--alpha-start grid``, the refined model whose sampler starts alpha at the grid
