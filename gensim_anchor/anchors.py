@@ -590,12 +590,10 @@ def prefetch(cooc, p_w, num_topics, *, anchor_min_df=None, adaptive=True, num_se
     shapes = {(n + num_seeds, final) for n in sizes}
     if scored and len(sizes) > 1:  # the thresholds' searches, where Q can be split
         shapes |= {(n, min(CANDIDATE_SCORE_DIM, V)) for n in sizes}
-    padded = sorted({(power_of_two(n, _MIN_SHAPE), max(_MIN_SHAPE, d)) for n, d in shapes})
     with jax.enable_x64(True):
-        for rows, width in padded:
-            _fast_anchor_words.prefetch(np.empty((rows, width)), np.empty(rows, dtype=bool),
-                                        np.empty(num_topics, dtype=np.int32), np.int32(0),
-                                        num_topics=num_topics, cleanup=bool(cleanup))
+        for rows, dim in sorted(shapes):  # one load for the shapes that pad alike
+            _fast_anchor_words.prefetch(*_padded_search(rows, dim, num_topics), num_topics=num_topics,
+                                        cleanup=bool(cleanup))
 
 
 def _search_arguments(Y, mask, seeds, num_topics):
@@ -607,12 +605,19 @@ def _search_arguments(Y, mask, seeds, num_topics):
     search's O(K N d), a small part of a fit. A zero row is never chosen and moves no other
     row's distances beyond rounding; nor do zero coordinates (small Y only)."""
     N = Y.shape[0]
-    size, width = power_of_two(N, _MIN_SHAPE), max(_MIN_SHAPE, Y.shape[1])
-    Z, Z_mask = np.zeros((size, width)), np.zeros(size, dtype=bool)
+    Z, Z_mask, padded, _ = _padded_search(N, Y.shape[1], num_topics)
     Z[:N, :Y.shape[1]], Z_mask[:N] = Y, mask
-    padded = np.zeros(num_topics, dtype=np.int32)
     padded[:len(seeds)] = seeds
     return Z, Z_mask, padded, np.int32(len(seeds))
+
+
+def _padded_search(num_rows, dim, num_topics):
+    """:func:`_search_arguments` for ``num_rows`` rows of ``dim`` coordinates and no seeds, all
+    zero (untouched memory until written): the program's shapes and dtypes, for
+    :func:`prefetch` too."""
+    size, width = power_of_two(num_rows, _MIN_SHAPE), max(_MIN_SHAPE, dim)
+    return (np.zeros((size, width)), np.zeros(size, dtype=bool), np.zeros(num_topics, dtype=np.int32),
+            np.int32(0))
 
 
 def _candidate_mask(candidates, num_rows):

@@ -431,14 +431,11 @@ def estimate(beta, shape, scales, docs, seed, offset, num_particles, num_moves, 
         for lo, L in zip(range(0, len(row_doc), size), layout.batch_lengths):
             rows = slice(lo, lo + size)
             batch, n = row_doc[rows], len(row_doc[rows])
-            ids = np.zeros((size, L), dtype=np.int32)  # padding: column 0, count 0
-            counts = np.zeros((size, L), dtype=np.int32)
+            row_scales, ids, counts, index = _batch_arrays(size, L)
             row, position, source = padded_positions(docs.sizes, batch)
             ids[row, position] = flat_ids[source]
             counts[row, position] = docs.counts[source]
-            index = np.zeros(size, dtype=np.uint32)
             index[:n] = (batch + offset) % (1 << 32)
-            row_scales = np.ones(size)
             row_scales[:n] = scales[row_scale[rows]]
             logp = _filter_batch(beta_j, shape_j, row_scales, ids, counts, np.int64(seed), index,
                                  np.int32(K), num_particles, num_moves)
@@ -495,10 +492,16 @@ def prefetch_estimate(docs, num_topics, call_sizes, num_particles, num_moves, ba
             programs.update((layout.beta_shape, layout.size, L) for L in layout.batch_lengths)
     with jax.enable_x64(True):
         for beta_shape, size, L in sorted(programs):
-            _filter_batch.prefetch(np.empty(beta_shape), np.empty(beta_shape[0]), np.empty(size),
-                                   np.empty((size, L), np.int32), np.empty((size, L), np.int32),
-                                   np.int64(0), np.empty(size, np.uint32), np.int32(num_topics),
-                                   num_particles, num_moves)
+            row_scales, ids, counts, index = _batch_arrays(size, L)
+            _filter_batch.prefetch(np.zeros(beta_shape), np.zeros(beta_shape[0]), row_scales, ids, counts,
+                                   np.int64(0), index, np.int32(num_topics), num_particles, num_moves)
+
+
+def _batch_arrays(size, L):
+    """A batch's arrays as :func:`estimate` fills them: each row's concentration (1 for the
+    padding rows), word columns and counts (padding: column 0, count 0) and document index."""
+    return (np.ones(size), np.zeros((size, L), dtype=np.int32), np.zeros((size, L), dtype=np.int32),
+            np.zeros(size, dtype=np.uint32))
 
 
 # ----------------------------------------------------------------------------------------------

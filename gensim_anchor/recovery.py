@@ -551,23 +551,29 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         return _empty_result(K)
     # Padding (see _PAIR_MIN_ROWS): rows solved by no one, and coordinates whose gradient stays
     # 2 * _PAIR_PAD_PULL (their rows and columns of XX are 0), so that no step moves mass there.
-    size, width = _pairwise_shape(n, K)
-    XXp = np.zeros((width, width))
+    XXp, XYp = _padded_problems(n, K)
     XXp[:K, :K] = XX
-    XYp = np.zeros((size, width))
     XYp[:, K:] = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
     XYp[:n, :K] = XY
-    row = tuning(jax.default_backend())
     with jax.enable_x64(True):
         # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
-        x, it, gap = _solve_l2_pairwise(XXp, XYp, np.int64(n), np.float64(eps), np.int64(max_iter),
-                                        lanes=row['pair_lanes'], steps=row['pair_steps'])
+        x, it, gap = _run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter)
         return _result(np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n], eps)
 
 
-def _pairwise_shape(num_words, num_topics):
-    """Rows and columns of the pairwise solver's padded problems (see :data:`_PAIR_MIN_ROWS`)."""
-    return power_of_two(num_words, _PAIR_MIN_ROWS), max(num_topics, _PAIR_MIN_TOPICS)
+def _padded_problems(num_words, num_topics):
+    """XX and XY of the pairwise solver padded (see :data:`_PAIR_MIN_ROWS`), zero (untouched
+    memory until written)."""
+    size, width = power_of_two(num_words, _PAIR_MIN_ROWS), max(num_topics, _PAIR_MIN_TOPICS)
+    return np.zeros((width, width)), np.zeros((size, width))
+
+
+def _run_pairwise(program, XXp, XYp, n, eps, max_iter):
+    """``program`` (the stored solver, or its ``prefetch``) with the padded problems, the
+    number of real ones and the backend's lane pool."""
+    row = tuning(jax.default_backend())
+    return program(XXp, XYp, np.int64(n), np.float64(eps), np.int64(max_iter), lanes=row['pair_lanes'],
+                   steps=row['pair_steps'])
 
 
 def prefetch(num_words, num_topics, loss='L2'):
@@ -577,12 +583,9 @@ def prefetch(num_words, num_topics, loss='L2'):
     the original Recover load theirs when called."""
     if loss != 'L2' or num_words <= 0:
         return
-    size, width = _pairwise_shape(num_words, num_topics)
-    row = tuning(jax.default_backend())
     with jax.enable_x64(True):
-        _solve_l2_pairwise.prefetch(np.empty((width, width)), np.empty((size, width)), np.int64(0),
-                                    np.float64(0), np.int64(0), lanes=row['pair_lanes'],
-                                    steps=row['pair_steps'])
+        _run_pairwise(_solve_l2_pairwise.prefetch, *_padded_problems(num_words, num_topics), num_words,
+                      DEFAULT_EPS['L2'], DEFAULT_MAX_ITER)
 
 
 # ----------------------------------------------------------------------------------------------
