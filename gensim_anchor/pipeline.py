@@ -334,6 +334,13 @@ def _alpha(options, topics, p_z, docs):
     sample ``docs`` of :func:`~._sampling.alpha_documents`), the others LdaModel's fixed
     priors; and the grid search's :class:`~.dirichlet.DirichletFit` (or None)."""
     K = options.num_topics
+    if _alpha_by_grid(options):
+        from .dirichlet import fit_alpha_scale
+        result = fit_alpha_scale(topics, p_z, docs, random_state=options.seed, num_samples=ALPHA_SAMPLES,
+                                 num_moves=ALPHA_MOVES)
+        # p(z) can hold exact zeros (the original Recover clips R); a zero alpha_k would make
+        # inference take digamma(0).
+        return np.maximum(result.alpha, 1e-8 * result.scale), result
     if isinstance(options.alpha, np.ndarray):
         return options.alpha, None
     if options.alpha in ('symmetric', None):  # None as LdaModel: symmetric
@@ -341,14 +348,8 @@ def _alpha(options, topics, p_z, docs):
     if options.alpha == 'asymmetric':  # LdaModel's formula
         alpha = 1.0 / (np.arange(K) + np.sqrt(K))
         return alpha / alpha.sum(), None
-    if not options.alpha_grid:  # a start only: the sampler fits alpha (Minka's fixed point)
-        return refinement_alpha_start(p_z), None
-    from .dirichlet import fit_alpha_scale
-    result = fit_alpha_scale(topics, p_z, docs, random_state=options.seed, num_samples=ALPHA_SAMPLES,
-                             num_moves=ALPHA_MOVES)
-    # p(z) can hold exact zeros (the original Recover clips R); a zero alpha_k would make
-    # inference take digamma(0).
-    return np.maximum(result.alpha, 1e-8 * result.scale), result
+    # 'auto' without the grid, a start only: the sampler fits alpha (Minka's fixed point).
+    return refinement_alpha_start(p_z), None
 
 
 def as_distributions(rows, dtype):
