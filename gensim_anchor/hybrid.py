@@ -73,8 +73,10 @@ Examples
     (2, 12)
 
 """
+import contextlib
 import functools
 import logging
+import os
 import time
 from typing import NamedTuple
 
@@ -220,19 +222,22 @@ def _token_blocks(tokens):
     return tuple(jnp.pad(a, (0, (-T) % size)).reshape(-1, size) for a in tokens)
 
 
-def _draw_topics(key, weights, tokens, num_topics):
-    """One topic per token by inverse CDF, in blocks of tokens (:func:`_token_blocks`).
-
-    ``weights(*block)`` maps a block of each array in ``tokens`` (per-token arrays) to the
-    unnormalised (block x K) topic weights of those tokens; the probabilities never exist for
-    all tokens at once. One uniform per token (Gumbel-max would need K uniforms and logarithms),
-    in (0, 1]: a topic of zero weight is never drawn, the first one included.
-    """
+def _uniforms(key, shape):
+    """The draw's uniforms, one per token, in (0, 1]: a topic of zero weight is never drawn, the
+    first one included."""
     import jax
     import jax.numpy as jnp
-    T = tokens[0].shape[0]
-    blocks = _token_blocks(tokens)
-    u = 1.0 - jax.random.uniform(key, blocks[0].shape, jnp.float32)
+    return 1.0 - jax.random.uniform(key, shape, jnp.float32)
+
+
+def _draw_blocks(u, weights, blocks, num_topics):
+    """One topic per token by inverse CDF, a block of tokens at a time: ``blocks`` are per-token
+    arrays of shape (blocks, block size), ``u`` the tokens' uniforms (:func:`_uniforms`) of that
+    shape, and ``weights(*block)`` maps a block of each array to the unnormalised (block x K)
+    topic weights of those tokens; the probabilities never exist for all tokens at once. Returns
+    the topics, flat."""
+    import jax
+    import jax.numpy as jnp
 
     def block(args):
         *arrays, u = args
@@ -249,7 +254,16 @@ def _draw_topics(key, weights, tokens, num_topics):
         return sum(((c < target).astype(jnp.int32) for c in running[:-1]),
                    jnp.zeros(target.shape, jnp.int32))
 
-    return jax.lax.map(block, (*blocks, u)).reshape(-1)[:T]
+    return jax.lax.map(block, (*blocks, u)).reshape(-1)
+
+
+def _draw_topics(key, weights, tokens, num_topics):
+    """One topic per token (:func:`_draw_blocks`), the per-token arrays ``tokens`` cut into the
+    blocks of :func:`_token_blocks`. One uniform per token (Gumbel-max would need K uniforms and
+    logarithms)."""
+    T = tokens[0].shape[0]
+    blocks = _token_blocks(tokens)
+    return _draw_blocks(_uniforms(key, blocks[0].shape), weights, blocks, num_topics)[:T]
 
 
 def _flat_index(counts, rows, cols):
@@ -305,9 +319,13 @@ def _conditional(n_dk, n_kw, alpha, eta):
     again for every use; ``python benchmarks/bench_sweep.py``,
     ``benchmarks/results/bench_sweep.log``, 2026-11-30T05:03Z).
     """
+    return _weights(*_conditional_tables(n_dk, n_kw, alpha, eta))
+
+
+def _weights(phi_t, total, doc_alpha):
+    """:func:`_conditional`'s ``weights(d, w, z_old)`` from its tables (:func:`_conditional_tables`)."""
     import jax.numpy as jnp
-    phi_t, total, doc_alpha = _conditional_tables(n_dk, n_kw, alpha, eta)
-    num_topics = n_kw.shape[0]
+    num_topics = phi_t.shape[1]
     # Only the own topic's entry is used, and there n_k >= 1 (the token itself): the others
     # may divide by zero, harmlessly (jnp.where selects).
     rest = 1 / (total - 1)
@@ -370,11 +388,16 @@ def _sweep_impl(key, doc, word, z, n_dk, n_kw, alpha, eta, *, sampler, optimize_
 
     draw = dict(blocked=blocked, collapsed=collapsed)[sampler]
     z, n_dk, n_kw = draw(key, doc, word, z, n_dk, n_kw, alpha, eta)
+    return (z, n_dk, n_kw) + _end_of_sweep(n_dk, n_kw, alpha, eta, optimize_alpha)
+
+
+def _end_of_sweep(n_dk, n_kw, alpha, eta, optimize_alpha):
+    """(alpha, posterior-mean topics) after a sweep's draws."""
     if optimize_alpha:
         # One fixed-point step per sweep: alpha is carried from sweep to sweep, so the
         # steps accumulate (five per sweep took 15% of a 20 Newsgroups sweep).
         alpha = _minka_alpha(alpha, n_dk.astype(alpha.dtype), iterations=1)
-    return z, n_dk, n_kw, alpha, _posterior_mean(n_kw, eta, alpha.dtype)
+    return alpha, _posterior_mean(n_kw, eta, alpha.dtype)
 
 
 def _posterior_mean(n_kw, eta, dtype):
@@ -382,6 +405,134 @@ def _posterior_mean(n_kw, eta, dtype):
     ``dtype``: jax arrays in the sweep, numpy ones (float64) on the Dask client."""
     n_kw = n_kw.astype(dtype)
     return (n_kw + eta) / (n_kw.sum(axis=1, keepdims=True) + n_kw.shape[1] * eta)
+
+
+# ----------------------------------------------------------------------------------------------
+# The collapsed sweep on several CPU cores: the programs of _sweep_impl, cut where it waits
+# ----------------------------------------------------------------------------------------------
+# On a CPU XLA runs the blocks of a draw one after another, and a sweep kept 1.6 of 2 cores busy
+# (20 Newsgroups). The same sweep as separate programs, each sub-step's draw cut into parts that
+# run at once on threads (an executable releases the GIL), gives the same chain bit for bit.
+
+
+def _draw_part_impl(key, doc, word, z, phi_t, total, doc_alpha, step, start, *, num_substeps,
+                    size, count):
+    """The topics that :func:`_sweep_impl` (collapsed) draws for blocks ``start`` to ``start +
+    count`` of sub-step ``step`` (blocks of ``size`` tokens; each sub-step a slice of equal
+    length, a whole number of blocks), from the tables of the counts as they stand: the same
+    key, the same uniforms (the slice's, cut), the same weights, so the same topics."""
+    import jax
+    length = doc.shape[0] // num_substeps
+    key = jax.random.split(key, num_substeps)[step]
+    u = jax.lax.dynamic_slice(_uniforms(key, (length // size, size)), (start, 0), (count, size))
+    lo = step * length + start * size
+    blocks = tuple(jax.lax.dynamic_slice(a, (lo,), (count * size,)).reshape(count, size)
+                   for a in (doc, word, z))
+    return _draw_blocks(u, _weights(phi_t, total, doc_alpha), blocks, phi_t.shape[1])
+
+
+def _move_impl(doc, word, z, n_dk, n_kw, parts, step, alpha, eta, *, num_substeps, size, starts):
+    """Sub-step ``step``'s topics, drawn in ``parts`` (:func:`_draw_part_impl`, at the blocks
+    ``starts``; parts may overlap, with the same topics), set into ``z`` and the counts; and the
+    tables of the counts after it (the next sub-step's draw)."""
+    import jax
+    import jax.numpy as jnp
+    length = doc.shape[0] // num_substeps
+    z_new = jnp.zeros(length, jnp.int32)
+    for part, start in zip(parts, starts):
+        z_new = jax.lax.dynamic_update_slice(z_new, part, (start * size,))
+    d, w, z_old = (jax.lax.dynamic_slice(a, (step * length,), (length,)) for a in (doc, word, z))
+    n_dk, n_kw = _move_counts(n_dk, n_kw, d, w, z_old, z_new)
+    z = jax.lax.dynamic_update_slice(z, z_new, (step * length,))
+    return (z, n_dk, n_kw) + _conditional_tables(n_dk, n_kw, alpha, eta)
+
+
+def _finish_impl(n_dk, n_kw, alpha, eta, *, optimize_alpha):
+    """:func:`_end_of_sweep`, and the tables of the next sweep's first draw."""
+    alpha, mean = _end_of_sweep(n_dk, n_kw, alpha, eta, optimize_alpha)
+    return alpha, mean, _conditional_tables(n_dk, n_kw, alpha, eta)
+
+
+def _sweep_threads():
+    """Threads of a collapsed sweep on this backend: the usable CPUs (at most
+    :data:`_MAX_SWEEP_THREADS`) on a CPU, one (the whole sweep as one program) elsewhere."""
+    import jax
+    if jax.default_backend() != 'cpu':
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cpus = os.cpu_count() or 1
+    return min(cpus, _MAX_SWEEP_THREADS)
+
+
+#: The most threads a sweep is cut for (only 2 cores were measured: benchmarks/results/bench_sweep.log).
+_MAX_SWEEP_THREADS = 8
+
+
+class _ThreadedSweep:
+    """The collapsed sweep of :func:`_sweep_impl`, as a function of the same arguments with the
+    same results bit for bit, run as separate programs: per sub-step, the draw cut into
+    ``threads`` parts of whole blocks that run at once (one on the calling thread), then
+    :func:`_move_impl`; per sweep, :func:`_finish_impl`. The tables a program leaves for the
+    next draw are kept, and used when the next call passes the counts this one returned.
+
+    Use it as a context manager: it holds the threads' pool.
+    """
+
+    def __init__(self, offsets, size, threads, optimize_alpha):
+        from concurrent.futures import ThreadPoolExecutor
+        programs = _programs()
+        self.num_substeps = len(offsets) - 1
+        num_blocks = (offsets[1] - offsets[0]) // size
+        count = -(-num_blocks // threads)
+        # The last part ends with the slice; it may overlap the one before by a few blocks.
+        self.starts = tuple(min(p * count, num_blocks - count) for p in range(threads))
+        static = dict(num_substeps=self.num_substeps, size=size)
+        self._draw = functools.partial(programs['draw_part'], count=count, **static)
+        self._move = functools.partial(programs['move'], starts=self.starts, **static)
+        self._finish = functools.partial(programs['finish'], optimize_alpha=optimize_alpha)
+        self._tables = programs['tables']
+        self._pool = ThreadPoolExecutor(threads - 1, thread_name_prefix='gensim_anchor-sweep')
+        self._kept = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._pool.shutdown()
+
+    def _part(self, *args):
+        import jax
+        return jax.block_until_ready(self._draw(*args))  # the thread runs it, not a queue
+
+    def __call__(self, key, doc, word, z, n_dk, n_kw, alpha, eta):
+        kept = self._kept
+        if kept is not None and kept[0] is n_dk and kept[1] is n_kw and kept[2] is alpha:
+            tables = kept[3]
+        else:
+            tables = self._tables(n_dk, n_kw, alpha, eta)
+        for step in map(np.int32, range(self.num_substeps)):
+            args = (key, doc, word, z) + tuple(tables) + (step,)
+            later = [self._pool.submit(self._part, *args, np.int32(s)) for s in self.starts[1:]]
+            parts = (self._part(*args, np.int32(self.starts[0])),) + tuple(f.result() for f in later)
+            z, n_dk, n_kw, *tables = self._move(doc, word, z, n_dk, n_kw, parts, step, alpha, eta)
+        alpha, mean, tables = self._finish(n_dk, n_kw, alpha, eta)
+        self._kept = (n_dk, n_kw, alpha, tables)
+        return z, n_dk, n_kw, alpha, mean
+
+
+def _threaded_sweep(offsets, threads, optimize_alpha):
+    """A :class:`_ThreadedSweep` of a chain's sub-steps (``offsets``) on ``threads`` threads, or
+    None where it does not apply: one thread, or sub-steps that are not at least two whole
+    blocks of the draw (small corpora, whose sweeps are short anyway)."""
+    import jax
+    length = offsets[1] - offsets[0]
+    size = tuning(jax.default_backend())['gibbs_token_block']
+    threads = min(threads, length // size)
+    if threads < 2 or length % size:
+        return None
+    return _ThreadedSweep(offsets, size, threads, optimize_alpha)
 
 
 _COUNTS_STATIC = ('num_docs', 'num_terms', 'num_topics')
@@ -395,8 +546,15 @@ def _programs():
     instead of tracing and compiling (seconds on a CPU, most of a refinement on a GPU)."""
     import jax
     stored = _compile_cache.stored_jit
+    split = ('num_substeps', 'size')
     return dict(counts=stored(jax.jit(_counts_impl, static_argnames=_COUNTS_STATIC), _COUNTS_STATIC),
                 sweep=stored(jax.jit(_sweep_impl, static_argnames=_SWEEP_STATIC), _SWEEP_STATIC),
+                tables=stored(jax.jit(_conditional_tables)),
+                draw_part=stored(jax.jit(_draw_part_impl, static_argnames=split + ('count',)),
+                                 split + ('count',)),
+                move=stored(jax.jit(_move_impl, static_argnames=split + ('starts',)), split + ('starts',)),
+                finish=stored(jax.jit(_finish_impl, static_argnames=('optimize_alpha',)),
+                              ('optimize_alpha',)),
                 log_joint=stored(jax.jit(_log_joint_impl)),
                 first_topics=stored(jax.jit(_first_topics_impl)))
 
@@ -635,7 +793,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     key = jax.random.PRNGKey(seed_of(random_state))
     key, k0 = jax.random.split(key)
     # First assignments from the anchor solution: p(z | w) proportional to p(z) p(w | z).
-    doc_j, word_j, z, n_dk, n_kw, _, sweep = _start_chain(
+    doc_j, word_j, z, n_dk, n_kw, offsets, sweep = _start_chain(
         k0, _start_topics(topics, weights), doc, word, num_docs, sampler=sampler,
         substeps=substeps, optimize_alpha=bool(optimize_alpha))
     alpha_j = jnp.asarray(alpha, jnp.float32)
@@ -644,29 +802,33 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     adaptive, converged, checks = burn_in is None, burn_in is not None, []
     end = num_sweeps
     last_log = time.perf_counter()
-    for i in range(num_sweeps):  # one jitted call per sweep; the sweep itself has no loop
-        key, k = jax.random.split(key)
-        z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j, eta_j)
-        if burn_in is not None and i >= burn_in:
-            total = total + mean_phi
-        elif adaptive:
-            if (i + 1) % REFINE_CHECK_EVERY == 0:
-                checks.append((i + 1, float(_log_joint_fn()(n_dk, n_kw, alpha_j, eta_j))))
-            ends, settled = _burn_in_ends(i + 1, num_sweeps, checks, tol)
-            if ends:
-                burn_in, converged = i + 1, settled
-                end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
-        if callback is not None:
-            callback(i + 1, dict(n_dk=n_dk, n_kw=n_kw, alpha=alpha_j,
-                                 average=None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)))
-        if time.perf_counter() - last_log > _LOG_EVERY:
-            alpha_j.block_until_ready()  # sweeps run asynchronously: time the finished ones
-            last_log = time.perf_counter()
-            logger.info("Gibbs sweep %d/%d (%s burn-in), %.1f s, alpha sum %.3g",
-                        i + 1, end, burn_in if burn_in is not None else 'adaptive',
-                        last_log - start, float(alpha_j.sum()))
-        if i + 1 >= end:
-            break
+    # On a CPU, the same sweep with its draws on several threads (None where it does not apply).
+    threaded = (_threaded_sweep(offsets, _sweep_threads(), bool(optimize_alpha))
+                if sampler == 'collapsed' else None)
+    with threaded or contextlib.nullcontext(sweep) as sweep:
+        for i in range(num_sweeps):  # a few jitted calls per sweep; the sweep itself has no loop
+            key, k = jax.random.split(key)
+            z, n_dk, n_kw, alpha_j, mean_phi = sweep(k, doc_j, word_j, z, n_dk, n_kw, alpha_j, eta_j)
+            if burn_in is not None and i >= burn_in:
+                total = total + mean_phi
+            elif adaptive:
+                if (i + 1) % REFINE_CHECK_EVERY == 0:
+                    checks.append((i + 1, float(_log_joint_fn()(n_dk, n_kw, alpha_j, eta_j))))
+                ends, settled = _burn_in_ends(i + 1, num_sweeps, checks, tol)
+                if ends:
+                    burn_in, converged = i + 1, settled
+                    end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
+            if callback is not None:
+                callback(i + 1, dict(n_dk=n_dk, n_kw=n_kw, alpha=alpha_j,
+                                     average=None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)))
+            if time.perf_counter() - last_log > _LOG_EVERY:
+                alpha_j.block_until_ready()  # sweeps run asynchronously: time the finished ones
+                last_log = time.perf_counter()
+                logger.info("Gibbs sweep %d/%d (%s burn-in), %.1f s, alpha sum %.3g",
+                            i + 1, end, burn_in if burn_in is not None else 'adaptive',
+                            last_log - start, float(alpha_j.sum()))
+            if i + 1 >= end:
+                break
     result = np.asarray(total, dtype=np.float64)
     result /= result.sum(axis=1, keepdims=True)
     logger.info("Gibbs refinement (%s): %d sweeps (%d burn-in%s) over %d tokens of %d documents, "
