@@ -415,34 +415,47 @@ def _posterior_mean(n_kw, eta, dtype):
 # run at once on threads (an executable releases the GIL), gives the same chain bit for bit.
 
 
-def _draw_part_impl(key, doc, word, z, phi_t, total, doc_alpha, step, start, *, num_substeps,
-                    size, count):
+def _draw_part_impl(key, doc, word, z, phi_t, total, doc_alpha, step, start, owned, *,
+                    num_substeps, size, count):
     """The topics that :func:`_sweep_impl` (collapsed) draws for blocks ``start`` to ``start +
     count`` of sub-step ``step`` (blocks of ``size`` tokens; each sub-step a slice of equal
     length, a whole number of blocks), from the tables of the counts as they stand: the same
-    key, the same uniforms (the slice's, cut), the same weights, so the same topics."""
+    key, the same uniforms (the slice's, cut), the same weights, so the same topics. Also the
+    changes of the counts that the part's tokens from its ``owned``-th on make (the tokens before
+    are another part's): they are added up after all parts (:func:`_merge_impl`).
+
+    Returns
+    -------
+    (topics, n_dk change, n_kw change)
+    """
     import jax
+    import jax.numpy as jnp
     length = doc.shape[0] // num_substeps
     key = jax.random.split(key, num_substeps)[step]
     u = jax.lax.dynamic_slice(_uniforms(key, (length // size, size)), (start, 0), (count, size))
     lo = step * length + start * size
-    blocks = tuple(jax.lax.dynamic_slice(a, (lo,), (count * size,)).reshape(count, size)
-                   for a in (doc, word, z))
-    return _draw_blocks(u, _weights(phi_t, total, doc_alpha), blocks, phi_t.shape[1])
+    d, w, z_old = (jax.lax.dynamic_slice(a, (lo,), (count * size,)) for a in (doc, word, z))
+    blocks = tuple(a.reshape(count, size) for a in (d, w, z_old))
+    z_new = _draw_blocks(u, _weights(phi_t, total, doc_alpha), blocks, phi_t.shape[1])
+    # Tokens that are not the part's own are sent out of bounds: their updates are dropped.
+    mine = jnp.arange(count * size) >= owned
+    (num_docs, num_topics), num_terms = doc_alpha.shape, phi_t.shape[0]
+    changes = _move_counts(jnp.zeros((num_docs, num_topics), jnp.int32),
+                           jnp.zeros((num_topics, num_terms), jnp.int32),
+                           jnp.where(mine, d, num_docs), jnp.where(mine, w, num_terms), z_old, z_new)
+    return (z_new,) + changes
 
 
-def _move_impl(doc, word, z, n_dk, n_kw, parts, step, alpha, eta, *, num_substeps, size, starts):
-    """Sub-step ``step``'s topics, drawn in ``parts`` (:func:`_draw_part_impl`, at the blocks
-    ``starts``; parts may overlap, with the same topics), set into ``z`` and the counts; and the
-    tables of the counts after it (the next sub-step's draw)."""
+def _merge_impl(z, n_dk, n_kw, parts, step, alpha, eta, *, num_substeps, size, starts):
+    """Sub-step ``step``'s parts (:func:`_draw_part_impl`, drawn at the blocks ``starts``; parts
+    may overlap, with the same topics) merged: the topics set into ``z``, the count changes
+    added; and the tables of the counts after it (the next sub-step's draw)."""
     import jax
-    import jax.numpy as jnp
-    length = doc.shape[0] // num_substeps
-    z_new = jnp.zeros(length, jnp.int32)
-    for part, start in zip(parts, starts):
-        z_new = jax.lax.dynamic_update_slice(z_new, part, (start * size,))
-    d, w, z_old = (jax.lax.dynamic_slice(a, (step * length,), (length,)) for a in (doc, word, z))
-    n_dk, n_kw = _move_counts(n_dk, n_kw, d, w, z_old, z_new)
+    length = z.shape[0] // num_substeps
+    z_new = jax.lax.dynamic_slice(z, (step * length,), (length,))
+    for (topics, d_dk, d_kw), start in zip(parts, starts):
+        z_new = jax.lax.dynamic_update_slice(z_new, topics, (start * size,))
+        n_dk, n_kw = n_dk + d_dk, n_kw + d_kw
     z = jax.lax.dynamic_update_slice(z, z_new, (step * length,))
     return (z, n_dk, n_kw) + _conditional_tables(n_dk, n_kw, alpha, eta)
 
@@ -472,9 +485,9 @@ _MAX_SWEEP_THREADS = 8
 
 class _ThreadedSweep:
     """The collapsed sweep of :func:`_sweep_impl`, as a function of the same arguments with the
-    same results bit for bit, run as separate programs: per sub-step, the draw cut into
-    ``threads`` parts of whole blocks that run at once (one on the calling thread), then
-    :func:`_move_impl`; per sweep, :func:`_finish_impl`. The tables a program leaves for the
+    same results bit for bit, run as separate programs: per sub-step, the draw and its count
+    changes cut into ``threads`` parts of whole blocks that run at once (one on the calling
+    thread), then :func:`_merge_impl`; per sweep, :func:`_finish_impl`. The tables a program leaves for the
     next draw are kept, and used when the next call passes the counts this one returned.
 
     Use it as a context manager: it holds the threads' pool.
@@ -486,11 +499,13 @@ class _ThreadedSweep:
         self.num_substeps = len(offsets) - 1
         num_blocks = (offsets[1] - offsets[0]) // size
         count = -(-num_blocks // threads)
-        # The last part ends with the slice; it may overlap the one before by a few blocks.
+        # The last part ends with the slice; it may overlap the one before by a few blocks,
+        # whose tokens it draws but does not count.
         self.starts = tuple(min(p * count, num_blocks - count) for p in range(threads))
+        self._owned = tuple(np.int32((p * count - start) * size) for p, start in enumerate(self.starts))
         static = dict(num_substeps=self.num_substeps, size=size)
         self._draw = functools.partial(programs['draw_part'], count=count, **static)
-        self._move = functools.partial(programs['move'], starts=self.starts, **static)
+        self._merge = functools.partial(programs['merge'], starts=self.starts, **static)
         self._finish = functools.partial(programs['finish'], optimize_alpha=optimize_alpha)
         self._tables = programs['tables']
         self._pool = ThreadPoolExecutor(threads - 1, thread_name_prefix='gensim_anchor-sweep')
@@ -514,9 +529,10 @@ class _ThreadedSweep:
             tables = self._tables(n_dk, n_kw, alpha, eta)
         for step in map(np.int32, range(self.num_substeps)):
             args = (key, doc, word, z) + tuple(tables) + (step,)
-            later = [self._pool.submit(self._part, *args, np.int32(s)) for s in self.starts[1:]]
-            parts = (self._part(*args, np.int32(self.starts[0])),) + tuple(f.result() for f in later)
-            z, n_dk, n_kw, *tables = self._move(doc, word, z, n_dk, n_kw, parts, step, alpha, eta)
+            work = [args + (np.int32(s), owned) for s, owned in zip(self.starts, self._owned)]
+            later = [self._pool.submit(self._part, *a) for a in work[1:]]
+            parts = (self._part(*work[0]),) + tuple(f.result() for f in later)
+            z, n_dk, n_kw, *tables = self._merge(z, n_dk, n_kw, parts, step, alpha, eta)
         alpha, mean, tables = self._finish(n_dk, n_kw, alpha, eta)
         self._kept = (n_dk, n_kw, alpha, tables)
         return z, n_dk, n_kw, alpha, mean
@@ -552,7 +568,7 @@ def _programs():
                 tables=stored(jax.jit(_conditional_tables)),
                 draw_part=stored(jax.jit(_draw_part_impl, static_argnames=split + ('count',)),
                                  split + ('count',)),
-                move=stored(jax.jit(_move_impl, static_argnames=split + ('starts',)), split + ('starts',)),
+                merge=stored(jax.jit(_merge_impl, static_argnames=split + ('starts',)), split + ('starts',)),
                 finish=stored(jax.jit(_finish_impl, static_argnames=('optimize_alpha',)),
                               ('optimize_alpha',)),
                 log_joint=stored(jax.jit(_log_joint_impl)),

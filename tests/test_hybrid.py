@@ -276,6 +276,80 @@ def test_collapsed_substeps_update_each_slice_and_keep_the_counts_consistent():
     assert len(np.unique(np.asarray(z))) > 1
 
 
+@pytest.fixture(scope='module')
+def long_chain():
+    """Token arrays long enough for the threaded sweep: 2 sub-steps of 9 whole blocks of the
+    CPU's draw (8,192 tokens each), and a first state of a chain."""
+    import jax
+    rng = np.random.default_rng(0)
+    num_docs, num_terms, num_topics = 1500, 400, 6
+    lengths = rng.integers(40, 140, num_docs)
+    doc = np.repeat(np.arange(num_docs), lengths).astype(np.int32)
+    word = rng.integers(0, num_terms, len(doc)).astype(np.int32)
+    start_t = rng.random((num_terms, num_topics)).astype(np.float32)
+    chain = hybrid._start_chain(jax.random.PRNGKey(1), start_t, doc, word, num_docs, substeps=2,
+                                optimize_alpha=True)
+    return doc, word, num_docs, chain
+
+
+@pytest.mark.parametrize('threads', [2, 3])
+def test_threaded_sweep_is_the_fused_sweep_bit_for_bit(long_chain, threads):
+    """The sweep cut into separate programs, each sub-step's draw in parts on threads, gives the
+    fused program's topics, counts, alpha and posterior means exactly, sweep after sweep. With 2
+    threads the 9 blocks of a sub-step make two parts of 5 that overlap in block 4 (the last part
+    ends with the slice); with 3, three parts of 3."""
+    import jax
+    import jax.numpy as jnp
+    _, _, _, (doc, word, z, n_dk, n_kw, offsets, fused) = long_chain
+    size = tuning('cpu')['gibbs_token_block']
+    assert jax.default_backend() == 'cpu' and offsets == (0, 9 * size, 18 * size)
+    fused_state = threaded_state = (z, n_dk, n_kw, jnp.full(6, 0.3, jnp.float32))
+    eta = jnp.float32(0.05)
+    with hybrid._threaded_sweep(offsets, threads, True) as threaded:
+        assert threaded.starts == {2: (0, 4), 3: (0, 3, 6)}[threads]
+        for i in range(3):
+            key = jax.random.PRNGKey(10 + i)
+            *fused_state, fused_mean = fused(key, doc, word, *fused_state, eta)
+            *threaded_state, threaded_mean = threaded(key, doc, word, *threaded_state, eta)
+            for a, b in zip(fused_state + [fused_mean], threaded_state + [threaded_mean]):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert np.mean(np.asarray(fused_state[0]) != np.asarray(z)) > 0.3  # the chain moved
+
+
+def test_threaded_sweep_only_where_a_sub_step_has_two_whole_blocks():
+    size = tuning('cpu')['gibbs_token_block']
+    assert hybrid._threaded_sweep((0, size, 2 * size), 2, False) is None  # one block
+    assert hybrid._threaded_sweep((0, 2 * size, 4 * size), 1, False) is None  # one thread
+    ragged = 2 * size + 512  # a bucketed length below 65,536 tokens need not be whole blocks
+    assert hybrid._threaded_sweep((0, ragged, 2 * ragged), 2, False) is None
+    with hybrid._threaded_sweep((0, 2 * size, 4 * size), 8, False) as threaded:
+        assert threaded.starts == (0, 1)  # no more parts than blocks
+
+
+def test_gibbs_refine_draws_on_threads_that_end_with_it(long_chain, monkeypatch):
+    """gibbs_refine on a CPU with two threads gives the result of the fused sweep, and the
+    pool's threads live only while it runs."""
+    import threading
+    doc, word, num_docs, _ = long_chain
+    corpus = [list(zip(*np.unique(word[doc == d], return_counts=True))) for d in range(num_docs)]
+    rng = np.random.default_rng(2)
+    topics = rng.dirichlet(np.ones(400), 6)
+    alive = []
+
+    def run(threads):
+        monkeypatch.setattr(hybrid, '_sweep_threads', lambda: threads)
+        return gibbs_refine(topics, np.full(6, 0.3), corpus, num_sweeps=4, burn_in=2, random_state=3,
+                            callback=lambda *_: alive.append(sweep_threads()))
+
+    def sweep_threads():
+        return sum(t.name.startswith('gensim_anchor-sweep') for t in threading.enumerate())
+
+    one, two = run(1), run(2)
+    assert alive[:4] == [0] * 4 and alive[4:] == [1] * 4 and sweep_threads() == 0
+    np.testing.assert_array_equal(one.topics, two.topics)
+    np.testing.assert_array_equal(one.alpha, two.alpha)
+
+
 def test_collapsed_substeps_reduce_the_alpha_bias_on_short_documents(semi_synthetic):
     """12-token documents, alpha 0.2: moving all tokens of a document at once overestimates
     alpha; one sub-step per token (12) is the sequential sampler within each document (at eta
