@@ -2,8 +2,11 @@
 
 Issue 12 asks for the refined model at a third of ``LdaModel(passes=10)``'s time on 20
 Newsgroups; most of that time is sweeps. This script times, in one process and on the same
-sampler state, the sweep exactly as :func:`gensim_anchor.hybrid.gibbs_refine` runs it (the
-stored program) and its parts, each jitted on its own:
+sampler state, the sweep as one stored program (as :func:`gensim_anchor.hybrid.gibbs_refine`
+runs it on an accelerator, and the Dask partitions everywhere), the same sweep as
+:func:`~gensim_anchor.hybrid.gibbs_refine` runs it on a CPU (:class:`~gensim_anchor.hybrid._ThreadedSweep`:
+separate programs, each sub-step's draw cut into parts that run on as many threads as there are
+usable CPUs, at most 8) and the parts of the sweep, each jitted on its own:
 
 * ``draw``: one sub-step's topics from the collapsed conditional
   (:func:`~gensim_anchor.hybrid._conditional` and :func:`~gensim_anchor.hybrid._draw_topics`),
@@ -25,8 +28,8 @@ topic by topic; and count updates of the tokens that changed topic only.
 The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, K = 50); the
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
 then about a third of the tokens change topic in a sweep). Times are medians over ``--repeat``
-calls, after one call that compiles; the whole sweep and its variant (the own topic's weight
-from three gathered counts) are timed in alternation. A part's time alone can differ from its
+calls, after one call that compiles; the whole sweeps (one program, on threads, and the variant
+with the own topic's weight from three gathered counts) are timed in alternation. A part's time alone can differ from its
 time inside the sweep, where XLA fuses and schedules the whole program: the parts need not add
 up.
 
@@ -35,6 +38,7 @@ Usage::
     python benchmarks/bench_sweep.py [--corpus 20ng] [--warmup 80] [--repeat 20]
 """
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -214,11 +218,24 @@ def main(argv=None):
                                           jax.__version__, os.cpu_count(), out.stdout.strip(),
                                           os.getloadavg()), flush=True)
     sweep_args = (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta)
-    timed = _interleaved_ms({'stored': sweep, 'variant': _sweep_from_counts(
-        sweep_args, offsets, options['optimize_alpha'])}, sweep_args, args.repeat)
+    programs = {'stored': sweep, 'variant': _sweep_from_counts(sweep_args, offsets, options['optimize_alpha'])}
+    threaded = hybrid._threaded_sweep(offsets, hybrid._sweep_threads(), options['optimize_alpha'])
+    if threaded is not None:
+        # As in a chain, where each call finds the tables that the last one left (a call with
+        # other counts would first compute them).
+        kept = (n_dk, n_kw, alpha, threaded._tables(n_dk, n_kw, alpha, eta))
+
+        def in_chain(*a):
+            threaded._kept = kept
+            return threaded(*a)
+        programs['threaded'] = in_chain
+    with threaded or contextlib.nullcontext():
+        timed = _interleaved_ms(programs, sweep_args, args.repeat)
     whole = timed['stored']
-    rows = [('sweep (the stored program of gibbs_refine)', whole),
-            ('variant: sweep, own topic from three gathered counts', timed['variant'])]
+    rows = [('sweep (the stored program: GPU, Dask, small corpora)', whole)]
+    if threaded is not None:
+        rows.append(('sweep on %d threads (gibbs_refine on a CPU)' % len(threaded.starts), timed['threaded']))
+    rows.append(('variant: sweep, own topic from three gathered counts', timed['variant']))
     lo, hi = offsets[0], offsets[1]
     step = (key, doc_j[lo:hi], word_j[lo:hi], z[lo:hi], n_dk, n_kw, alpha, eta)
     programs = parts()
