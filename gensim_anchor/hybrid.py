@@ -30,6 +30,10 @@ Two samplers (``sampler=``):
     12 (at eta = 0.01; ``tests/test_hybrid.py``). On the real corpora of the benchmark 2
     sub-steps gave the best balance of held-out likelihood and coherence.
     Measured against tomotopy's sequential sampler: see ``benchmarks/bench_beyond.py``.
+    On a CPU the sweep runs on every usable core (at most 8): each sub-step's draw is cut into
+    parts that run at once on threads, with the same chain bit for bit
+    (:class:`_ThreadedSweep`; 1.2 to 1.9 times faster on 2 cores: ``python benchmarks/bench_sweep.py``,
+    ``benchmarks/results/bench_sweep.log``, session 34).
 
 ``'blocked'``
     An exact (uncollapsed) Gibbs sampler:
