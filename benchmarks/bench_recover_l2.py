@@ -1,6 +1,7 @@
 """RecoverL2's solvers side by side: the paper's exponentiated gradient (``eg_solve_l2``, eps
 1e-7, the authors') and the pairwise solver (``pairwise_solve_l2``) at 1e-7 and at its default
-1e-10, on the same kernelised problems.
+1e-10, on the same kernelised problems; at 1e-10 also with its words in one program instead of
+split between threads (``_threads``; the weights must be the same).
 
 Per corpus: the anchors of a default L2 ``AnchorModel`` (random_state=0), then
 :math:`XX = \\bar Q_S \\bar Q_S^T` and the rows :math:`\\bar Q_S \\bar Q_i^T` of every
@@ -34,14 +35,29 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's package
 sys.path.insert(0, str(HERE))
-from gensim_anchor import AnchorModel, recovery  # noqa: E402
+from gensim_anchor import AnchorModel, _threads, recovery  # noqa: E402
 from gensim_anchor.anchors import anchor_rows  # noqa: E402
 from gensim_anchor.cooccurrence import build_cooccurrence  # noqa: E402
 
 LOG = HERE / 'results' / 'bench_recover_l2.log'
+
+
+def one_thread(solve):
+    """``solve`` with its words in one program (as before session 34), not split between threads."""
+    def run(XX, XY, eps):
+        saved = _threads.host_threads
+        _threads.host_threads = lambda: 1
+        try:
+            return solve(XX, XY, eps)
+        finally:
+            _threads.host_threads = saved
+    return run
+
+
 SOLVERS = (('EG, eps 1e-7', recovery.eg_solve_l2, 1e-7),
            ('pairwise, eps 1e-7', recovery.pairwise_solve_l2, 1e-7),
-           ('pairwise, eps 1e-10', recovery.pairwise_solve_l2, 1e-10))
+           ('pairwise, eps 1e-10', recovery.pairwise_solve_l2, 1e-10),
+           ('pairwise 1e-10, 1 thr', one_thread(recovery.pairwise_solve_l2), 1e-10))
 _log_file = None
 
 
@@ -105,7 +121,12 @@ def compare(name, repeat):
                    it.mean(), np.percentile(it, 99), it.max(), 100 * res.converged.mean()))
         if base is None:
             base = res
-        else:
+        if label == 'pairwise, eps 1e-10':
+            threaded = res
+        elif 'thr' in label:
+            line += "; the same weights as on %d threads: %s" % (
+                _threads.host_threads(), np.array_equal(res.weights, threaded.weights))
+        if res is not base:
             df = f(res.weights) - f(base.weights)
             line += ("; f - f_EG min %.2e max %.2e; max |x - x_EG| %.2e"
                      % (df.min(), df.max(), np.abs(res.weights - base.weights).max()))

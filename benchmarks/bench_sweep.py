@@ -185,7 +185,7 @@ def main(argv=None):
         sys.exit("shared data not found at %s" % bench_dropin.DATA)
     import jax
     import jax.numpy as jnp
-    from gensim_anchor import AnchorModel, hybrid
+    from gensim_anchor import AnchorModel, _threads, hybrid
     from gensim_anchor._defaults import REFINE_CHECK_EVERY
     from gensim_anchor._validation import check_refine_options
 
@@ -219,7 +219,7 @@ def main(argv=None):
                                           os.getloadavg()), flush=True)
     sweep_args = (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta)
     programs = {'stored': sweep, 'variant': _sweep_from_counts(sweep_args, offsets, options['optimize_alpha'])}
-    threaded = hybrid._threaded_sweep(offsets, hybrid._sweep_threads(), options['optimize_alpha'])
+    threaded = hybrid._threaded_sweep(offsets, _threads.host_threads(), options["optimize_alpha"])
     if threaded is not None:
         # As in a chain, where each call finds the tables that the last one left (a call with
         # other counts would first compute them).

@@ -86,7 +86,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _compile_cache
+from . import _compile_cache, _threads
 from . import _validation as check
 from ._bow import DocumentStore, read_documents
 from ._compile_cache import bucket
@@ -470,23 +470,6 @@ def _finish_impl(n_dk, n_kw, alpha, eta, *, optimize_alpha):
     return alpha, mean, _conditional_tables(n_dk, n_kw, alpha, eta)
 
 
-def _sweep_threads():
-    """Threads of a collapsed sweep on this backend: the usable CPUs (at most
-    :data:`_MAX_SWEEP_THREADS`) on a CPU, one (the whole sweep as one program) elsewhere."""
-    import jax
-    if jax.default_backend() != 'cpu':
-        return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on every platform
-        cpus = os.cpu_count() or 1
-    return min(cpus, _MAX_SWEEP_THREADS)
-
-
-#: The most threads a sweep is cut for (only 2 cores were measured: benchmarks/results/bench_sweep.log).
-_MAX_SWEEP_THREADS = 8
-
-
 class _ThreadedSweep:
     """The collapsed sweep of :func:`_sweep_impl`, as a function of the same arguments with the
     same results bit for bit, run as separate programs: per sub-step, the draw and its count
@@ -533,9 +516,8 @@ class _ThreadedSweep:
             tables = self._tables(n_dk, n_kw, alpha, eta)
         for step in map(np.int32, range(self.num_substeps)):
             args = (key, doc, word, z) + tuple(tables) + (step,)
-            work = [args + (np.int32(s), owned) for s, owned in zip(self.starts, self._owned)]
-            later = [self._pool.submit(self._part, *a) for a in work[1:]]
-            parts = (self._part(*work[0]),) + tuple(f.result() for f in later)
+            parts = tuple(_threads.run_all([functools.partial(self._part, *args, np.int32(s), owned)
+                                            for s, owned in zip(self.starts, self._owned)], self._pool))
             z, n_dk, n_kw, *tables = self._merge(z, n_dk, n_kw, parts, step, alpha, eta)
         alpha, mean, tables = self._finish(n_dk, n_kw, alpha, eta)
         self._kept = (n_dk, n_kw, alpha, tables)
@@ -823,7 +805,7 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
     end = num_sweeps
     last_log = time.perf_counter()
     # On a CPU, the same sweep with its draws on several threads (None where it does not apply).
-    threaded = (_threaded_sweep(offsets, _sweep_threads(), bool(optimize_alpha))
+    threaded = (_threaded_sweep(offsets, _threads.host_threads(), bool(optimize_alpha))
                 if sampler == 'collapsed' else None)
     with threaded or contextlib.nullcontext(sweep) as sweep:
         for i in range(num_sweeps):  # a few jitted calls per sweep; the sweep itself has no loop

@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _threads
 from . import _validation as check
 from ._compile_cache import power_of_two, stored_jit
 from ._defaults import DEFAULT_EPS, DEFAULT_MAX_ITER, EG_EPS, LOSSES, tuning
@@ -67,6 +68,11 @@ _ROW_BUCKET = 64
 # one compiled program serves word counts up to twice apart, and every K <= 8.
 _PAIR_MIN_ROWS = 64
 _PAIR_MIN_TOPICS = 8
+# Words per part, at least, when the pairwise solver's words are split between threads
+# (_threads.row_parts): on 2 cores, 1.9 times faster on KOS (6,856 words) and 20 Newsgroups
+# (28,681), the same weights (python benchmarks/bench_recover_l2.py,
+# benchmarks/results/bench_recover_l2.log, session 34).
+_PAIR_SPLIT_ROWS = 1024
 # A padding coordinate's linear term, relative to the largest entry of XX and XY: its gradient
 # exceeds every real one by far, so it is never the best vertex, never a step's target and never
 # the gap's minimum.
@@ -549,16 +555,26 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     n, K = XY.shape[0], XX.shape[0]
     if n == 0:
         return _empty_result(K)
+    pull = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
+    # The words in parts solved at once on threads (_threads): the same weights, faster.
+    parts = _threads.run_all([functools.partial(_pairwise_rows, XX, XY[lo:hi], pull, eps, max_iter)
+                              for lo, hi in _threads.row_parts(n, _PAIR_SPLIT_ROWS)])
+    return _result(*(np.concatenate(a) for a in zip(*parts)), eps)
+
+
+def _pairwise_rows(XX, XY, pull, eps, max_iter):
+    """:func:`pairwise_solve_l2`'s (weights, steps, gap) of some words, in one program."""
+    n, K = XY.shape[0], XX.shape[0]
     # Padding (see _PAIR_MIN_ROWS): rows solved by no one, and coordinates whose gradient stays
     # 2 * _PAIR_PAD_PULL (their rows and columns of XX are 0), so that no step moves mass there.
     XXp, XYp = _padded_problems(n, K)
     XXp[:K, :K] = XX
-    XYp[:, K:] = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
+    XYp[:, K:] = pull
     XYp[:n, :K] = XY
-    with jax.enable_x64(True):
+    with jax.enable_x64(True):  # in this thread: JAX's configuration contexts are per thread
         # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
         x, it, gap = _run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter)
-        return _result(np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n], eps)
+        return np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n]
 
 
 def _padded_problems(num_words, num_topics):
@@ -584,8 +600,9 @@ def prefetch(num_words, num_topics, loss='L2'):
     if loss != 'L2' or num_words <= 0:
         return
     with jax.enable_x64(True):
-        _run_pairwise(_solve_l2_pairwise.prefetch, *_padded_problems(num_words, num_topics), num_words,
-                      DEFAULT_EPS['L2'], DEFAULT_MAX_ITER)
+        for size in sorted({hi - lo for lo, hi in _threads.row_parts(num_words, _PAIR_SPLIT_ROWS)}):
+            _run_pairwise(_solve_l2_pairwise.prefetch, *_padded_problems(size, num_topics), size,
+                          DEFAULT_EPS['L2'], DEFAULT_MAX_ITER)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -997,6 +1014,9 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter, solve=None):
     V = cooc.num_terms
     block = kl_block_size(len(active), V)
     parts = []
+    # One block at a time: two blocks solved at once on threads stalled for minutes on KOS
+    # (both threads waiting on their programs, the CPU idle; the Newton steps' Cholesky is a LAPACK
+    # call), where one at a time takes 40 s (session 34, ad hoc).
     for lo in range(0, len(active), block):
         words = active[lo:lo + block]
         B = np.maximum(cooc.rows(words) / p_w[words, None], 0.0)  # rounding can leave -0

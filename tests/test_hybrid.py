@@ -337,7 +337,7 @@ def test_gibbs_refine_draws_on_threads_that_end_with_it(long_chain, monkeypatch)
     alive = []
 
     def run(threads):
-        monkeypatch.setattr(hybrid, '_sweep_threads', lambda: threads)
+        monkeypatch.setattr(hybrid._threads, 'host_threads', lambda: threads)
         return gibbs_refine(topics, np.full(6, 0.3), corpus, num_sweeps=4, burn_in=2, random_state=3,
                             callback=lambda *_: alive.append(sweep_threads()))
 

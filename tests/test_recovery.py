@@ -474,6 +474,34 @@ def test_pairwise_l2_shares_one_program_for_small_k_and_similar_word_counts(monk
     assert shapes == [(8, 8, 128, 8)] * 2
 
 
+@pytest.mark.parametrize('threads', [2, 3])
+def test_pairwise_l2_splits_its_words_between_threads_with_the_same_results(monkeypatch, threads):
+    """Enough words (at least _PAIR_SPLIT_ROWS per part) are solved in parts at once, one per
+    thread, each a program of its own padded size: the weights, steps and gaps of one program,
+    bit for bit; and prefetch loads exactly the programs of those parts."""
+    import threading
+    from gensim_anchor import _threads, recovery
+    T, B = random_problems(7, num_words=2 * recovery._PAIR_SPLIT_ROWS + 500, K=5)
+    XX, XY = T @ T.T, B @ T.T
+    monkeypatch.setattr(_threads, 'host_threads', lambda: 1)
+    whole = pairwise_solve_l2(XX, XY, eps=TIGHT_EPS)
+    monkeypatch.setattr(_threads, 'host_threads', lambda: threads)
+    runs = record_calls(monkeypatch, recovery, '_run_pairwise', lambda program, XXp, XYp, n, *_: (
+        'prefetch' if getattr(program, '__name__', '') == 'prefetch' else 'solve', XYp.shape, int(n),
+        threading.current_thread().name))
+    split = pairwise_solve_l2(XX, XY, eps=TIGHT_EPS)
+    for a, b in zip(whole, split):
+        np.testing.assert_array_equal(a, b)
+    parts = _threads.row_parts(len(XY), recovery._PAIR_SPLIT_ROWS)
+    assert len(parts) == min(threads, 2)  # 2,548 words: two parts of at least 1,024
+    solves = [r for r in runs if r[0] == 'solve']
+    assert sorted(r[2] for r in solves) == sorted(hi - lo for lo, hi in parts)
+    assert len({r[3] for r in solves}) == len(parts)  # each on a thread of its own
+    del runs[:]
+    recovery.prefetch(len(XY), 5)
+    assert {r[1:3] for r in runs if r[0] == 'prefetch'} == {r[1:3] for r in solves}
+
+
 # ----------------------------------------------------------------------------------------------
 # project_simplex
 # ----------------------------------------------------------------------------------------------
