@@ -29,9 +29,9 @@ The corpus is the 90% split of :mod:`bench_dropin` (``--corpus``, default 20ng, 
 state is that of the chain after ``--warmup`` sweeps from the default anchor fit's topics (by
 then about a third of the tokens change topic in a sweep). Times are medians over ``--repeat``
 calls, after one call that compiles; the whole sweeps (one program, on threads, and the variant
-with the own topic's weight from three gathered counts) are timed in alternation. A part's time alone can differ from its
-time inside the sweep, where XLA fuses and schedules the whole program: the parts need not add
-up.
+with the own topic's weight from three gathered counts) are timed in alternation. A part's time
+alone can differ from its time inside the sweep, where XLA fuses and schedules the whole
+program: the parts need not add up.
 
 Usage::
 
@@ -218,8 +218,9 @@ def main(argv=None):
                                           jax.__version__, os.cpu_count(), out.stdout.strip(),
                                           os.getloadavg()), flush=True)
     sweep_args = (key, doc_j, word_j, z, n_dk, n_kw, alpha, eta)
-    programs = {'stored': sweep, 'variant': _sweep_from_counts(sweep_args, offsets, options['optimize_alpha'])}
-    threaded = hybrid._threaded_sweep(offsets, _threads.host_threads(), options["optimize_alpha"])
+    programs = {'stored': sweep,
+                'variant': _sweep_from_counts(sweep_args, offsets, options['optimize_alpha'])}
+    threaded = hybrid._threaded_sweep(offsets, _threads.host_threads(), options['optimize_alpha'])
     if threaded is not None:
         # As in a chain, where each call finds the tables that the last one left (a call with
         # other counts would first compute them).

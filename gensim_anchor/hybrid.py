@@ -80,7 +80,6 @@ Examples
 import contextlib
 import functools
 import logging
-import os
 import time
 from typing import NamedTuple
 
@@ -416,7 +415,7 @@ def _posterior_mean(n_kw, eta, dtype):
 # ----------------------------------------------------------------------------------------------
 # On a CPU XLA runs the blocks of a draw one after another, and a sweep kept 1.6 of 2 cores busy
 # (20 Newsgroups). The same sweep as separate programs, each sub-step's draw cut into parts that
-# run at once on threads (an executable releases the GIL), gives the same chain bit for bit.
+# run at once on threads (:mod:`._threads`), gives the same chain bit for bit.
 
 
 def _draw_part_impl(key, doc, word, z, phi_t, total, doc_alpha, step, start, owned, *,
@@ -474,8 +473,9 @@ class _ThreadedSweep:
     """The collapsed sweep of :func:`_sweep_impl`, as a function of the same arguments with the
     same results bit for bit, run as separate programs: per sub-step, the draw and its count
     changes cut into ``threads`` parts of whole blocks that run at once (one on the calling
-    thread), then :func:`_merge_impl`; per sweep, :func:`_finish_impl`. The tables a program leaves for the
-    next draw are kept, and used when the next call passes the counts this one returned.
+    thread; :func:`~._threads.run_all`), then :func:`_merge_impl`; per sweep,
+    :func:`_finish_impl`. The tables a program leaves for the next draw are kept, and used when
+    the next call passes the counts this one returned.
 
     Use it as a context manager: it holds the threads' pool.
     """
@@ -821,8 +821,9 @@ def gibbs_refine(topics, alpha, corpus, *, p_z=None, num_sweeps=DEFAULT_SWEEPS, 
                     burn_in, converged = i + 1, settled
                     end = min(num_sweeps, burn_in + max(REFINE_AVERAGE, burn_in))
             if callback is not None:
+                averaging = burn_in is not None and i >= burn_in
                 callback(i + 1, dict(n_dk=n_dk, n_kw=n_kw, alpha=alpha_j,
-                                     average=None if burn_in is None or i < burn_in else total / (i + 1 - burn_in)))
+                                     average=total / (i + 1 - burn_in) if averaging else None))
             if time.perf_counter() - last_log > _LOG_EVERY:
                 alpha_j.block_until_ready()  # sweeps run asynchronously: time the finished ones
                 last_log = time.perf_counter()
