@@ -556,25 +556,36 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     if n == 0:
         return _empty_result(K)
     pull = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
-    # The words in parts solved at once on threads (_threads): the same weights, faster.
-    parts = _threads.run_all([functools.partial(_pairwise_rows, XX, XY[lo:hi], pull, eps, max_iter)
-                              for lo, hi in _threads.row_parts(n, _PAIR_SPLIT_ROWS)])
-    return _result(*(np.concatenate(a) for a in zip(*parts)), eps)
+    # The words in parts solved at once on threads (_threads): the same weights, faster. Only
+    # the programs run on the threads; the numpy arrays in and out are made here (a thread's
+    # allocations stay in a malloc arena of its own: KOS's fit peaked 8 MB higher).
+    ranges = _threads.row_parts(n, _PAIR_SPLIT_ROWS)
+    problems = [_padded_rows(XX, XY[lo:hi], pull) for lo, hi in ranges]
+    solved = _threads.run_all([functools.partial(_pairwise_program, XXp, XYp, hi - lo, eps, max_iter)
+                               for (lo, hi), (XXp, XYp) in zip(ranges, problems)])
+    with jax.enable_x64(True):
+        x, it, gap = (np.concatenate(a) for a in zip(*(
+            [np.asarray(a)[:hi - lo] for a in out] for (lo, hi), out in zip(ranges, solved))))
+    return _result(x[:, :K], it, gap, eps)
 
 
-def _pairwise_rows(XX, XY, pull, eps, max_iter):
-    """:func:`pairwise_solve_l2`'s (weights, steps, gap) of some words, in one program."""
+def _padded_rows(XX, XY, pull):
+    """XX and XY padded for the pairwise solver (see _PAIR_MIN_ROWS): rows solved by no one, and
+    coordinates whose gradient stays 2 * |pull| (their rows and columns of XX are 0), so that no
+    step moves mass there."""
     n, K = XY.shape[0], XX.shape[0]
-    # Padding (see _PAIR_MIN_ROWS): rows solved by no one, and coordinates whose gradient stays
-    # 2 * _PAIR_PAD_PULL (their rows and columns of XX are 0), so that no step moves mass there.
     XXp, XYp = _padded_problems(n, K)
     XXp[:K, :K] = XX
     XYp[:, K:] = pull
     XYp[:n, :K] = XY
+    return XXp, XYp
+
+
+def _pairwise_program(XXp, XYp, n, eps, max_iter):
+    """The stored pairwise solver on padded problems, waited for (for a thread of its own)."""
     with jax.enable_x64(True):  # in this thread: JAX's configuration contexts are per thread
-        # numpy in and out: no conversion or slicing programs to compile (_compile_cache).
-        x, it, gap = _run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter)
-        return np.asarray(x)[:n, :K], np.asarray(it)[:n], np.asarray(gap)[:n]
+        # numpy in: no conversion programs to compile (_compile_cache).
+        return jax.block_until_ready(_run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter))
 
 
 def _padded_problems(num_words, num_topics):
