@@ -70,7 +70,7 @@ _PAIR_MIN_ROWS = 64
 _PAIR_MIN_TOPICS = 8
 # Words per part, at least, when the pairwise solver's words are split between threads
 # (_threads.row_parts), with the same weights. On 2 cores 20 Newsgroups' 28,681 words solve 1.6
-# times faster (python benchmarks/bench_recover_l2.py, benchmarks/results/bench_recover_l2.log,
+# to 1.9 times faster (python benchmarks/bench_recover_l2.py, benchmarks/results/bench_recover_l2.log,
 # session 34). KOS's 6,856 are not split: in two parts they solved in 0.16 s instead of 0.28 s
 # (the same log), but a second thread's allocations raised the fit's peak RSS by 10 to 15 MB,
 # past issue 12's 400 MB (ad hoc, fresh processes: 399 and 403 MB against 390 and 387 MB).
