@@ -6,7 +6,9 @@ has. Independent programs called from several threads run at once: an executable
 GIL while it runs. So the stages whose work splits into independent parts (the words of a
 recovery, the blocks of a sub-step's draw) run a part per thread, with the results they would
 have had in one call: every word's solution and every token's draw depends on its own data
-alone.
+alone. Not RecoverKL's blocks: two of its programs (whose Newton steps call LAPACK) run at once
+stalled, both threads waiting and the CPU idle (``benchmarks/results/bench_recover_kl.log``,
+session 34).
 """
 import os
 from concurrent.futures import ThreadPoolExecutor, wait

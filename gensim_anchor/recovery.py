@@ -70,10 +70,11 @@ _PAIR_MIN_ROWS = 64
 _PAIR_MIN_TOPICS = 8
 # Words per part, at least, when the pairwise solver's words are split between threads
 # (_threads.row_parts), with the same weights. On 2 cores 20 Newsgroups' 28,681 words solve 1.6
-# to 1.9 times faster (python benchmarks/bench_recover_l2.py, benchmarks/results/bench_recover_l2.log,
-# session 34). KOS's 6,856 are not split: in two parts they solved in 0.16 s instead of 0.28 s
-# (the same log), but a second thread's allocations raised the fit's peak RSS by 10 to 15 MB,
-# past issue 12's 400 MB (ad hoc, fresh processes: 399 and 403 MB against 390 and 387 MB).
+# to 1.9 times faster (python benchmarks/bench_recover_l2.py,
+# benchmarks/results/bench_recover_l2.log, session 34). KOS's 6,856 are not split: in two parts
+# they solved in 0.16 s instead of 0.28 s (the same log), but a second thread's allocations
+# raised the fit's peak RSS by 10 to 15 MB, past issue 12's 400 MB (ad hoc, fresh processes:
+# 399 and 403 MB against 390 and 387 MB).
 _PAIR_SPLIT_ROWS = 4096
 # A padding coordinate's linear term, relative to the largest entry of XX and XY: its gradient
 # exceeds every real one by far, so it is never the best vertex, never a step's target and never
@@ -559,8 +560,7 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
         return _empty_result(K)
     pull = -_PAIR_PAD_PULL * max(1.0, np.abs(XX).max(), np.abs(XY).max())
     # The words in parts solved at once on threads (_threads): the same weights, faster. Only
-    # the programs run on the threads; the numpy arrays in and out are made here (a thread's
-    # allocations stay in a malloc arena of its own: KOS's fit peaked 8 MB higher).
+    # the programs run on the threads; the numpy arrays in and out are made on this one.
     ranges = _threads.row_parts(n, _PAIR_SPLIT_ROWS)
     problems = [_padded_rows(XX, XY[lo:hi], pull) for lo, hi in ranges]
     solved = _threads.run_all([functools.partial(_pairwise_program, XXp, XYp, hi - lo, eps, max_iter)
@@ -1029,7 +1029,7 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter, solve=None):
     parts = []
     # One block at a time: two blocks solved at once on threads stalled for minutes on KOS
     # (both threads waiting on their programs, the CPU idle; the Newton steps' Cholesky is a LAPACK
-    # call), where one at a time takes 40 s (session 34, ad hoc).
+    # call), where one at a time takes about 40 s (session 34, ad hoc).
     for lo in range(0, len(active), block):
         words = active[lo:lo + block]
         B = np.maximum(cooc.rows(words) / p_w[words, None], 0.0)  # rounding can leave -0
