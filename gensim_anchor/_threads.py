@@ -10,6 +10,7 @@ alone. Not RecoverKL's blocks: two of its programs (whose Newton steps call LAPA
 stalled, both threads waiting and the CPU idle (``benchmarks/results/bench_recover_kl.log``,
 session 34).
 """
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -44,18 +45,28 @@ def row_parts(num_rows, minimum, threads=None):
 def run_all(calls, pool=None):
     """The results of the functions ``calls`` (no arguments), run at once: the first on the
     calling thread, the others on ``pool`` (a :class:`~concurrent.futures.ThreadPoolExecutor`
-    with a thread for each; default: one made for this call and shut down after it). A call that
-    returns JAX arrays must wait for them (``jax.block_until_ready``), or the work is only
-    queued. An exception is raised once every call has ended: the first call's, or else the
-    first of the others'."""
+    with a thread for each; default: one made for this call and shut down after it). JAX arrays
+    in a result are waited for on the thread that made them, where the work runs. An exception
+    is raised once every call has ended: the first call's, or else the first of the others'."""
+    calls = [functools.partial(_finished, call) for call in calls]
     if len(calls) == 1:
         return [calls[0]()]
     if pool is None:
         with ThreadPoolExecutor(len(calls) - 1, thread_name_prefix='gensim_anchor') as own:
-            return run_all(calls, own)
+            return _run_all(calls, own)
+    return _run_all(calls, pool)
+
+
+def _run_all(calls, pool):
     later = [pool.submit(call) for call in calls[1:]]
     try:
         first = calls[0]()
     finally:
         wait(later)  # none outlives the call, whichever fails
     return [first] + [f.result() for f in later]
+
+
+def _finished(call):
+    """``call()``, its JAX arrays waited for (other values pass through)."""
+    import jax
+    return jax.block_until_ready(call())

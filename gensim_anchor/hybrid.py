@@ -218,11 +218,16 @@ def _log_gamma(key, shape):
 def _token_blocks(tokens):
     """Each per-token array in ``tokens`` zero-padded and reshaped to (blocks, block size), the
     blocks of :func:`_draw_topics` (``gibbs_token_block`` tokens, fewer for a short slice)."""
-    import jax
     import jax.numpy as jnp
     T = tokens[0].shape[0]
-    size = min(tuning(jax.default_backend())['gibbs_token_block'], T)
+    size = min(_block_size(), T)
     return tuple(jnp.pad(a, (0, (-T) % size)).reshape(-1, size) for a in tokens)
+
+
+def _block_size():
+    """Tokens per block of the draw on this backend (``gibbs_token_block``)."""
+    import jax
+    return tuning(jax.default_backend())['gibbs_token_block']
 
 
 def _uniforms(key, shape):
@@ -504,10 +509,6 @@ class _ThreadedSweep:
     def __exit__(self, *exc):
         self._pool.shutdown()
 
-    def _part(self, *args):
-        import jax
-        return jax.block_until_ready(self._draw(*args))  # the thread runs it, not a queue
-
     def __call__(self, key, doc, word, z, n_dk, n_kw, alpha, eta):
         kept = self._kept
         if kept is not None and kept[0] is n_dk and kept[1] is n_kw and kept[2] is alpha:
@@ -516,7 +517,7 @@ class _ThreadedSweep:
             tables = self._tables(n_dk, n_kw, alpha, eta)
         for step in map(np.int32, range(self.num_substeps)):
             args = (key, doc, word, z) + tuple(tables) + (step,)
-            parts = tuple(_threads.run_all([functools.partial(self._part, *args, np.int32(s), owned)
+            parts = tuple(_threads.run_all([functools.partial(self._draw, *args, np.int32(s), owned)
                                             for s, owned in zip(self.starts, self._owned)], self._pool))
             z, n_dk, n_kw, *tables = self._merge(z, n_dk, n_kw, parts, step, alpha, eta)
         alpha, mean, tables = self._finish(n_dk, n_kw, alpha, eta)
@@ -528,9 +529,7 @@ def _threaded_sweep(offsets, threads, optimize_alpha):
     """A :class:`_ThreadedSweep` of a chain's sub-steps (``offsets``) on ``threads`` threads, or
     None where it does not apply: one thread, or sub-steps that are not at least two whole
     blocks of the draw (small corpora, whose sweeps are short anyway)."""
-    import jax
-    length = offsets[1] - offsets[0]
-    size = tuning(jax.default_backend())['gibbs_token_block']
+    length, size = offsets[1] - offsets[0], _block_size()
     threads = min(threads, length // size)
     if threads < 2 or length % size:
         return None

@@ -72,9 +72,10 @@ _PAIR_MIN_TOPICS = 8
 # (_threads.row_parts), with the same weights. On 2 cores 20 Newsgroups' 28,681 words solve 1.6
 # to 1.9 times faster (python benchmarks/bench_recover_l2.py,
 # benchmarks/results/bench_recover_l2.log, session 34). KOS's 6,856 are not split: in two parts
-# they solved in 0.16 s instead of 0.28 s (the same log), but a second thread's allocations
-# raised the fit's peak RSS by 10 to 15 MB, past issue 12's 400 MB (ad hoc, fresh processes:
-# 399 and 403 MB against 390 and 387 MB).
+# they solved in 0.16 s instead of 0.28 s (the same log), but the default fit then peaked at
+# 398 and 402 MB against 389 and 395 MB (medians; 403 MB at most), past issue 12's 400 MB
+# (python benchmarks/bench_firstfit.py --against, benchmarks/results/bench_firstfit.log, the
+# 2026-12-01T23:59Z entry).
 _PAIR_SPLIT_ROWS = 4096
 # A padding coordinate's linear term, relative to the largest entry of XX and XY: its gradient
 # exceeds every real one by far, so it is never the best vertex, never a step's target and never
@@ -565,9 +566,8 @@ def pairwise_solve_l2(XX, XY, eps=DEFAULT_EPS['L2'], max_iter=DEFAULT_MAX_ITER):
     problems = [_padded_rows(XX, XY[lo:hi], pull) for lo, hi in ranges]
     solved = _threads.run_all([functools.partial(_pairwise_program, XXp, XYp, hi - lo, eps, max_iter)
                                for (lo, hi), (XXp, XYp) in zip(ranges, problems)])
-    with jax.enable_x64(True):
-        x, it, gap = (np.concatenate(a) for a in zip(*(
-            [np.asarray(a)[:hi - lo] for a in out] for (lo, hi), out in zip(ranges, solved))))
+    x, it, gap = (np.concatenate([np.asarray(part[i])[:hi - lo]
+                                  for (lo, hi), part in zip(ranges, solved)]) for i in range(3))
     return _result(x[:, :K], it, gap, eps)
 
 
@@ -584,10 +584,10 @@ def _padded_rows(XX, XY, pull):
 
 
 def _pairwise_program(XXp, XYp, n, eps, max_iter):
-    """The stored pairwise solver on padded problems, waited for (for a thread of its own)."""
+    """The stored pairwise solver on padded problems (a part of :func:`pairwise_solve_l2`)."""
     with jax.enable_x64(True):  # in this thread: JAX's configuration contexts are per thread
         # numpy in: no conversion programs to compile (_compile_cache).
-        return jax.block_until_ready(_run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter))
+        return _run_pairwise(_solve_l2_pairwise, XXp, XYp, n, eps, max_iter)
 
 
 def _padded_problems(num_words, num_topics):
@@ -1029,7 +1029,7 @@ def _recover_kl_blocks(cooc, p_w, T, active, eps, max_iter, solve=None):
     parts = []
     # One block at a time: two blocks solved at once on threads stalled for minutes on KOS
     # (both threads waiting on their programs, the CPU idle; the Newton steps' Cholesky is a LAPACK
-    # call), where one at a time takes about 40 s (session 34, ad hoc).
+    # call), where one at a time took 43.7 s (benchmarks/results/bench_recover_kl.log, session 34).
     for lo in range(0, len(active), block):
         words = active[lo:lo + block]
         B = np.maximum(cooc.rows(words) / p_w[words, None], 0.0)  # rounding can leave -0
