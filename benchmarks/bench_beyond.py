@@ -59,9 +59,9 @@ def score(topics, alpha, train, heldout, seed):
     return dict(ll=float(ll), umass=float(umass), unique=float(unique_words(topics, 20).mean()))
 
 
-def tomotopy_fit(train, num_terms, seed, iterations, workers=1):
+def tomotopy_fit(train, num_terms, seed, iterations, workers=1, eta=0.01):
     import tomotopy as tp
-    model = tp.LDAModel(k=K, seed=seed)
+    model = tp.LDAModel(k=K, seed=seed, eta=eta)  # 0.01: tomotopy's default
     for doc in train:
         words = [str(i) for i, c in doc for _ in range(int(c))]
         if words:

@@ -11,7 +11,12 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   the sampler (``refine_options={'eta': ...}``; ``default`` for the library's); with ``--eps``,
   once per duality-gap tolerance of the start's RecoverL2 (``eps=...``); with
   ``--sweeps``, once per fixed chain length instead of the rule (``num_sweeps=N,
-  burn_in=N // 2``); ``--substeps`` sets the sampler's sub-steps;
+  burn_in=N // 2``); ``--substeps`` sets the sampler's sub-steps; with ``--dedupe EXTRA:OVERLAP``,
+  once per pair, from anchors without near-duplicate topics: the anchor fit at K + EXTRA topics
+  (the fixed candidate threshold), its topics taken by decreasing p(z), each kept if it shares
+  fewer than OVERLAP of its top-20 words with every topic kept before it, until K are kept (the
+  largest of the rest fill up if fewer qualify), and those K anchors given as seeded anchors to
+  the one-call refined model (``0:21`` is the default's anchors again, through the seeded path);
   with ``--alpha-start grid``, the refined model whose sampler starts alpha at the grid
   search's (the one-call model's before it skipped the grid): the same anchors (the fixed
   candidate threshold, given explicitly) and chain, as ``AnchorModel(train, 50,
@@ -22,7 +27,8 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   start, which skips the grid): the anchor fit, then ``model.alpha`` set, then
   ``model.refine(train, 'vb')``;
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
-  :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency).
+  :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency); with
+  ``--etas``, once per topic-word prior (``default``: tomotopy's 0.01).
 
 Prints each fit (seconds, held-out log-likelihood per token, unique top-20 words, UMass) and the
 mean and standard deviation per method.
@@ -31,7 +37,7 @@ Usage::
 
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined vb tomotopy]
                                      [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
-                                     [--alpha-start default grid p_z]
+                                     [--alpha-start default grid p_z] [--dedupe 10:8 0:21]
 """
 import argparse
 import statistics
@@ -47,8 +53,27 @@ from bench_core import machine  # noqa: E402
 K = 50
 
 
+def distinct_anchors(train, dictionary, seed, extra, overlap):
+    """The K anchors of ``--dedupe EXTRA:OVERLAP`` (the module docstring), as seeded anchors."""
+    import numpy as np
+    from gensim_anchor import AnchorModel
+    from gensim_anchor.anchors import resolve_min_df
+    from gensim_anchor.evaluation import top_words
+    model = AnchorModel(train, num_topics=K + extra, id2word=dictionary, random_state=seed,
+                        anchor_min_df=resolve_min_df(None, len(train)), alpha='symmetric')
+    top = [set(row) for row in top_words(model.get_topics(), 20)]
+    kept, rest = [], []
+    for k in np.argsort(-np.asarray(model.p_z, dtype=np.float64), kind='stable'):
+        if len(kept) < K and all(len(top[k] & top[j]) < overlap for j in kept):
+            kept.append(k)
+        else:
+            rest.append(k)
+    kept += rest[:K - len(kept)]
+    return [[model.id2word[w] for w in model.anchor_groups[k]] for k in sorted(kept)]
+
+
 def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default',
-        eps=None):
+        eps=None, dedupe=None):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
@@ -63,9 +88,11 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
                                 anchor_min_df=resolve_min_df(None, len(train)))
             model.refine(train, 'gibbs', **options)
         else:
+            extra = {} if eps is None else dict(eps=eps)
+            if dedupe is not None:
+                extra['anchors'] = distinct_anchors(train, dictionary, seed, *dedupe)
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                                random_state=seed, refine_options=options or None,
-                                **({} if eps is None else dict(eps=eps)))
+                                random_state=seed, refine_options=options or None, **extra)
         return model.get_topics(), model.alpha, time.perf_counter() - start
     if method == 'vb':
         from gensim_anchor import AnchorModel
@@ -77,7 +104,8 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
         else:
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='vb', random_state=seed)
         return model.get_topics(), model.alpha, time.perf_counter() - start
-    topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000)
+    topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000,
+                                              **({} if eta is None else dict(eta=eta)))
     return topics, alpha, time.perf_counter() - start
 
 
@@ -88,8 +116,8 @@ def main(argv=None):
     parser.add_argument('--methods', nargs='+', default=['refined', 'tomotopy'],
                         choices=['refined', 'vb', 'tomotopy'])
     parser.add_argument('--etas', nargs='+', default=['default'],
-                        help="the sampler's topic-word priors to run the refined model with "
-                             "('default': the library's)")
+                        help="the topic-word priors to run the refined model and tomotopy with "
+                             "('default': each one's own)")
     parser.add_argument('--sweeps', nargs='+', type=int, default=[None],
                         help="the refined model's chain length (burn-in half of it) instead of "
                              "the convergence rule; one row per length")
@@ -100,6 +128,9 @@ def main(argv=None):
     parser.add_argument('--eps', nargs='+', default=['default'],
                         help="the duality-gap tolerance of the refined model's start (its "
                              "RecoverL2; 'default': the library's); one row per value")
+    parser.add_argument('--dedupe', nargs='+', default=['default'],
+                        help="EXTRA:OVERLAP pairs: the refined model from anchors without "
+                             "near-duplicate topics (the module docstring); one row per pair")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
@@ -112,15 +143,18 @@ def main(argv=None):
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    runs = [(m, eta, n, a, e) for m in args.methods
-            for eta in (args.etas if m == 'refined' else ['default'])
+    runs = [(m, eta, n, a, e, d) for m in args.methods
+            for eta in (args.etas if m in ('refined', 'tomotopy') else ['default'])
             for n in (args.sweeps if m == 'refined' else [None])
             for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])
-            for e in (args.eps if m == 'refined' else ['default'])]
-    for method, eta, sweeps, alpha_start, eps in runs:
+            for e in (args.eps if m == 'refined' else ['default'])
+            for d in (args.dedupe if m == 'refined' else ['default'])]
+    for method, eta, sweeps, alpha_start, eps, dedupe in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
         if eps != 'default':
             label += ' eps=%s' % eps
+        if dedupe != 'default':
+            label += ' dedupe=%s' % dedupe
         if sweeps is not None:
             label += ' %d sweeps' % sweeps
         if alpha_start != 'default':
@@ -132,7 +166,8 @@ def main(argv=None):
             topics, alpha, seconds = fit(method, train, dictionary, seed,
                                          None if eta == 'default' else float(eta), sweeps,
                                          args.substeps if method == 'refined' else None, alpha_start,
-                                         None if eps == 'default' else float(eps))
+                                         None if eps == 'default' else float(eps),
+                                         None if dedupe == 'default' else tuple(map(int, dedupe.split(':'))))
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"
