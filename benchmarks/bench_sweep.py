@@ -17,7 +17,10 @@ usable CPUs, at most 8) and the parts of the sweep, each jitted on its own:
 * ``count updates``: :func:`~gensim_anchor.hybrid._move_counts` of a sub-step;
 * ``Minka step`` and ``posterior mean topics``: the rest of a sweep;
 * ``log joint``: the convergence check, run every ``REFINE_CHECK_EVERY`` sweeps (its share is
-  per sweep).
+  per sweep);
+* on a CPU with two or more threads, the threaded sweep's programs that run on one thread: the
+  merge of a sub-step's parts (with the next draw's tables), the end of the sweep, and the tables
+  alone against the variant that left the counts' transpose to XLA (before session 35).
 
 and four variants measured and not adopted: the own topic's weight from its values picked out of
 the gathered rows by a sum, or from three counts gathered per token (the weights before session
@@ -173,6 +176,38 @@ def parts():
     return {name: jax.jit(fn) for name, fn in per_substep}
 
 
+def _fused_tables(n_dk, n_kw, alpha, eta):
+    """The library's tables before session 35: the counts' transpose left to XLA, which fused it
+    into the division (the same values; not adopted since)."""
+    total = n_kw.sum(axis=1).astype(alpha.dtype) + n_kw.shape[1] * eta
+    return (n_kw.T.astype(alpha.dtype) + eta) / total, total, n_dk.astype(alpha.dtype) + alpha
+
+
+def _serial_rows(threaded, sweep_args, tables, repeat):
+    """The threaded sweep's programs that run on one thread, between and after the draws: the
+    merge of a sub-step's parts, the end of the sweep, and the tables alone against the variant
+    of :func:`_fused_tables` (timed in alternation)."""
+    import functools
+    import jax
+    import numpy as np
+    from gensim_anchor import _threads
+    key, doc, word, z, n_dk, n_kw, alpha, eta = sweep_args
+    step = np.int32(0)
+    draw_args = (key, doc, word, z) + tuple(tables) + (step,)
+    parts = tuple(_threads.run_all([functools.partial(threaded._draw, *draw_args, np.int32(s), owned)
+                                    for s, owned in zip(threaded.starts, threaded._owned)], threaded._pool))
+    merge = lambda *a: threaded._merge(z, n_dk, n_kw, parts, step, alpha, eta)  # noqa: E731
+    steps = threaded.num_substeps
+    timed = _interleaved_ms({'tables': threaded._tables, 'fused': jax.jit(_fused_tables)},
+                            (n_dk, n_kw, alpha, eta), repeat)
+    return [('merge of the parts and the next tables (x%d sub-steps)' % steps,
+             steps * _median_ms(merge, (), repeat)),
+            ('end of the sweep (Minka, posterior mean, documents\' table)',
+             _median_ms(threaded._finish, (n_dk, n_kw, alpha, eta), repeat)),
+            ('tables (x%d merges)' % steps, steps * timed['tables']),
+            ('variant: tables, transpose fused into the division (x%d)' % steps, steps * timed['fused'])]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--corpus', default='20ng', choices=['kos', 'nips', '20ng'])
@@ -232,6 +267,7 @@ def main(argv=None):
         programs['threaded'] = in_chain
     with threaded or contextlib.nullcontext():
         timed = _interleaved_ms(programs, sweep_args, args.repeat)
+        serial = [] if threaded is None else _serial_rows(threaded, sweep_args, kept[3], args.repeat)
     whole = timed['stored']
     rows = [('sweep (the stored program: GPU, Dask, small corpora)', whole)]
     if threaded is not None:
@@ -244,6 +280,7 @@ def main(argv=None):
     for name, fn in programs.items():
         extra = (z_new,) if 'update' in name else ()
         rows.append((name + ' (x%d sub-steps)' % substeps, substeps * _median_ms(fn, step + extra, args.repeat)))
+    rows += serial
     rows.append(('Minka step', _median_ms(jax.jit(lambda n, a: hybrid._minka_alpha(a, n.astype(a.dtype), 1)),
                                           (n_dk, alpha), args.repeat)))
     rows.append(('posterior mean topics', _median_ms(
