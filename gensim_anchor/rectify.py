@@ -332,8 +332,8 @@ _SHIFT_STEPS = 20
 #: (see _defaults for the measurements behind them).
 ENN_LARGE_FACTOR = RECTIFY_ENN_LARGE_FACTOR
 ENN_BLOCK_ENTRIES = RECTIFY_ENN_BLOCK_ENTRIES
-#: ENN's over-relaxation: each iteration adds this multiple of the correction E (1, the
-#: authors' step; see _defaults for the measurements behind it).
+#: ENN's over-relaxation: each iteration adds this multiple of the correction E (2; the
+#: authors' step is 1; see _defaults for the measurements behind it).
 ENN_RELAXATION = RECTIFY_ENN_RELAXATION
 #: Rows per block of the negative part of Y Y_L^T (float32 blocks of 8192 x l: 128 MB at l = 3,913).
 _BLOCK_ROWS = 8192
@@ -637,9 +637,9 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     with :math:`\\mathbf e` the indicator of the N words with co-occurrences,
     l from :func:`large_count` (four times the authors' :math:`\\lceil 5K\\ln K\\rceil` where the
     V x l product stays within :data:`ENN_BLOCK_ENTRIES`) and the relaxation
-    :math:`\\omega` (:data:`ENN_RELAXATION`; 1, the authors' step, by default: with 2 the
-    negative mass, which falls only about as 1/t at 1, reaches the tolerance in 2.4 times
-    fewer iterations on KOS, but the quality then misses the dense method's on NIPS; see
+    :math:`\\omega` (:data:`ENN_RELAXATION`; 2 by default: at the authors' step of 1 the
+    negative mass falls only about as 1/t and takes 2.4 times as many iterations to the
+    tolerance on KOS, for the same quality within the seed-to-seed noise; see
     :mod:`gensim_anchor._defaults`). The operator is applied to thin
     blocks only: E through :func:`_correction_products`, by row blocks of
     :math:`\\max(0, -YY_L^T)` in float32.
@@ -648,14 +648,14 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     the iterates change little from one iteration to the next, as in :func:`rectify`). The
     Ritz vectors lie in the previous block, so the part of a correction outside it shows one
     iteration later, and the negative mass falls every other iteration. Taking the factor from
-    the new product instead (:math:`MBw_k\\theta_k^{-1/2}`, the one-step Nystrom estimate of
-    the projection) removes that lag: 19 iterations instead of 24 on KOS (8 against 12 on NIPS,
-    13 against 18 on 20NG-13k), and a result closer to a near-exact projection's (YY^T within
-    0.6% against 1.1% on KOS). But its topics had fewer unique words in the means of three
-    seeds on KOS (7.03 against 7.15) and 20NG-13k (8.11 against 8.27), more on NIPS (6.74
-    against 6.64), so the Ritz vectors stay (``python benchmarks/bench_enn_large.py nystrom
-    kos 0 1 2``, and ``nips``, ``20ng-13k``; ``benchmarks/results/bench_rectify.log``,
-    2026-11-27T07:13Z).
+    the new product instead (:math:`MBw_k\\theta_k^{-1/2}`, the one-step Nystrom estimate of the
+    projection) removes that lag (at the authors' step of 1): 19 iterations instead of 24 on KOS
+    (8 against 12 on NIPS, 13 against 18 on 20NG-13k), and a result closer to a near-exact
+    projection's (YY^T within 0.6% against 1.1% on KOS). But its topics had fewer unique words
+    in the means of three seeds on KOS (7.03 against 7.15) and 20NG-13k (8.11 against 8.27),
+    more on NIPS (6.74 against 6.64), so the Ritz vectors stay (``python
+    benchmarks/bench_enn_large.py nystrom kos 0 1 2``, and ``nips``, ``20ng-13k``;
+    ``benchmarks/results/bench_rectify.log``, 2026-11-27T07:13Z).
     Stops when the negative mass :math:`\\mathbf 1^T E \\mathbf 1` (the ``residual``, a share of
     Q) falls below ``tol`` or after ``max_iter`` iterations; Y is scaled so that :math:`YY^T`
     sums to exactly 1 after every iteration.
