@@ -196,7 +196,7 @@ def _serial_rows(threaded, sweep_args, tables, repeat):
     draw_args = (key, doc, word, z) + tuple(tables) + (step,)
     parts = tuple(_threads.run_all([functools.partial(threaded._draw, *draw_args, np.int32(s), owned)
                                     for s, owned in zip(threaded.starts, threaded._owned)], threaded._pool))
-    merge = lambda *a: threaded._merge(z, n_dk, n_kw, parts, step, alpha, eta)  # noqa: E731
+    merge = functools.partial(threaded._merge, z, n_dk, n_kw, parts, step, alpha, eta)
     steps = threaded.num_substeps
     timed = _interleaved_ms({'tables': threaded._tables, 'fused': jax.jit(_fused_tables)},
                             (n_dk, n_kw, alpha, eta), repeat)

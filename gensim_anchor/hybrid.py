@@ -315,8 +315,9 @@ def _topic_tables(n_kw, eta, dtype):
     import jax
     total = n_kw.sum(axis=1).astype(dtype) + n_kw.shape[1] * eta
     # The counts transposed first, on their own: where XLA:CPU fused the transpose into the
-    # division instead, the program took 2 to 3 times as long whenever it also returned
-    # ``total`` (the same values; 20 Newsgroups' tables 4.1 to 6.5 ms against 1.7 to 2.8 ms).
+    # division instead, the tables took twice as long, for the same values (20 Newsgroups:
+    # 7.07 against 3.53 ms a call; python benchmarks/bench_sweep.py --corpus 20ng,
+    # benchmarks/results/bench_sweep.log, session 35).
     n_wk = jax.lax.optimization_barrier(n_kw.T)
     return (n_wk.astype(dtype) + eta) / total, total
 
