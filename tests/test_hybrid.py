@@ -276,6 +276,28 @@ def test_collapsed_substeps_update_each_slice_and_keep_the_counts_consistent():
     assert len(np.unique(np.asarray(z))) > 1
 
 
+def test_conditional_tables_are_the_plain_formula_bit_for_bit():
+    """The tables transpose the counts on their own (an optimisation barrier, for XLA:CPU's
+    fusion): the values of the plain formula, (n_kw^T + eta) / (n_k + V eta) and n_dk + alpha,
+    computed in one fused program, exactly."""
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(4)
+    n_kw = jnp.asarray(rng.poisson(3.0, (7, 301)).astype(np.int32))
+    n_dk = jnp.asarray(rng.poisson(2.0, (45, 7)).astype(np.int32))
+    alpha, eta = jnp.asarray(rng.random(7).astype(np.float32) + 0.01), jnp.float32(0.03)
+
+    def plain(n_dk, n_kw, alpha, eta):
+        total = n_kw.sum(axis=1).astype(alpha.dtype) + n_kw.shape[1] * eta
+        return (n_kw.T.astype(alpha.dtype) + eta) / total, total, n_dk.astype(alpha.dtype) + alpha
+    got = jax.jit(hybrid._conditional_tables)(n_dk, n_kw, alpha, eta)
+    for a, b in zip(got, jax.jit(plain)(n_dk, n_kw, alpha, eta)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    phi_t, total, _ = got
+    np.testing.assert_allclose(np.asarray(phi_t).sum(axis=0), 1.0, rtol=1e-5)  # each topic's words
+    assert phi_t.shape == (301, 7) and total.shape == (7,)
+
+
 @pytest.fixture(scope='module')
 def long_chain():
     """Token arrays long enough for the threaded sweep: 2 sub-steps of 9 whole blocks of the

@@ -493,7 +493,7 @@ def test_pairwise_l2_splits_its_words_between_threads_with_the_same_results(monk
     for a, b in zip(whole, split):
         np.testing.assert_array_equal(a, b)
     parts = _threads.row_parts(len(XY), recovery._PAIR_SPLIT_ROWS)
-    assert len(parts) == min(threads, 2)  # 2,548 words: two parts of at least 1,024
+    assert len(parts) == min(threads, 2)  # 8,692 words: at most two parts of at least 4,096
     solves = [r for r in runs if r[0] == 'solve']
     assert sorted(r[2] for r in solves) == sorted(hi - lo for lo, hi in parts)
     assert len({r[3] for r in solves}) == len(parts)  # each on a thread of its own
