@@ -17,6 +17,10 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   fewer than OVERLAP of its top-20 words with every topic kept before it, until K are kept (the
   largest of the rest fill up if fewer qualify), and those K anchors given as seeded anchors to
   the one-call refined model (``0:21`` is the default's anchors again, through the seeded path);
+  with ``--start-power BETA``, once per value, from first assignments drawn from p(z | w)^BETA
+  instead of p(z | w) (an experiment: :func:`gensim_anchor.hybrid._start_topics` patched for the
+  fit; ``1`` is the default, ``0`` a uniformly random start, ``inf`` each word's most probable
+  topic);
   with ``--alpha-start grid``, the refined model whose sampler starts alpha at the grid
   search's (the one-call model's before it skipped the grid): the same anchors (the fixed
   candidate threshold, given explicitly) and chain, as ``AnchorModel(train, 50,
@@ -38,8 +42,11 @@ Usage::
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined vb tomotopy]
                                      [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
                                      [--alpha-start default grid p_z] [--dedupe 10:8 0:21]
+                                     [--start-power 1 inf 0]
 """
 import argparse
+import contextlib
+import math
 import statistics
 import sys
 import time
@@ -72,8 +79,32 @@ def distinct_anchors(train, dictionary, seed, extra, overlap):
     return [[model.id2word[w] for w in model.anchor_groups[k]] for k in sorted(kept)]
 
 
+@contextlib.contextmanager
+def start_power(power):
+    """The sampler's first assignments drawn from p(z | w)^power (``--start-power``): the
+    library's start weights (each word's row scaled to a maximum of 1) raised to ``power``;
+    ``inf`` puts all of a word's weight on its most probable topic, ``0`` spreads it evenly."""
+    import numpy as np
+    from gensim_anchor import hybrid
+    plain = hybrid._start_topics
+
+    def powered(topics, weights):
+        start_t = plain(topics, weights).astype(np.float64)
+        if math.isinf(power):
+            start_t = np.eye(start_t.shape[1])[np.argmax(start_t, axis=1)]
+        else:
+            start_t = start_t ** power
+        return start_t.astype(np.float32)
+
+    hybrid._start_topics = plain if power is None else powered
+    try:
+        yield
+    finally:
+        hybrid._start_topics = plain
+
+
 def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default',
-        eps=None, dedupe=None):
+        eps=None, dedupe=None, power=None):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
@@ -82,17 +113,18 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
             options.update(num_sweeps=sweeps, burn_in=sweeps // 2)
         if substeps is not None:
             options.update(substeps=substeps)
-        if alpha_start == 'grid':
-            from gensim_anchor.anchors import resolve_min_df
-            model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed,
-                                anchor_min_df=resolve_min_df(None, len(train)))
-            model.refine(train, 'gibbs', **options)
-        else:
-            extra = {} if eps is None else dict(eps=eps)
-            if dedupe is not None:
-                extra['anchors'] = distinct_anchors(train, dictionary, seed, *dedupe)
-            model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
-                                random_state=seed, refine_options=options or None, **extra)
+        extra = {} if eps is None else dict(eps=eps)
+        if dedupe is not None:
+            extra['anchors'] = distinct_anchors(train, dictionary, seed, *dedupe)
+        with start_power(power):
+            if alpha_start == 'grid':
+                from gensim_anchor.anchors import resolve_min_df
+                model = AnchorModel(train, num_topics=K, id2word=dictionary, random_state=seed,
+                                    anchor_min_df=resolve_min_df(None, len(train)), **extra)
+                model.refine(train, 'gibbs', **options)
+            else:
+                model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
+                                    random_state=seed, refine_options=options or None, **extra)
         return model.get_topics(), model.alpha, time.perf_counter() - start
     if method == 'vb':
         from gensim_anchor import AnchorModel
@@ -131,9 +163,16 @@ def main(argv=None):
     parser.add_argument('--dedupe', nargs='+', default=['default'],
                         help="EXTRA:OVERLAP pairs: the refined model from anchors without "
                              "near-duplicate topics (the module docstring); one row per pair")
+    parser.add_argument('--start-power', nargs='+', default=['default'],
+                        help="the refined model's first assignments from p(z | w) to this power "
+                             "(1: the library's; 0: uniform; inf: each word's most probable "
+                             "topic); one row per value")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
+    for power in args.start_power:
+        if power != 'default' and not float(power) >= 0:
+            parser.error("--start-power %s: a power must be 0 or more (or inf)" % power)
     starts = dict(refined={'default', 'grid'}, vb={'default', 'p_z'})
     for method in set(args.methods) & set(starts):
         if not set(args.alpha_start) & starts[method]:
@@ -143,18 +182,21 @@ def main(argv=None):
     print("# %s" % machine(), flush=True)
     corpus, dictionary = bench_dropin.load(args.corpus)
     train, heldout = bench_dropin.split(corpus, 0)
-    runs = [(m, eta, n, a, e, d) for m in args.methods
+    runs = [(m, eta, n, a, e, d, b) for m in args.methods
             for eta in (args.etas if m in ('refined', 'tomotopy') else ['default'])
             for n in (args.sweeps if m == 'refined' else [None])
             for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])
             for e in (args.eps if m == 'refined' else ['default'])
-            for d in (args.dedupe if m == 'refined' else ['default'])]
-    for method, eta, sweeps, alpha_start, eps, dedupe in runs:
+            for d in (args.dedupe if m == 'refined' else ['default'])
+            for b in (args.start_power if m == 'refined' else ['default'])]
+    for method, eta, sweeps, alpha_start, eps, dedupe, power in runs:
         label = method if eta == 'default' else '%s eta=%s' % (method, eta)
         if eps != 'default':
             label += ' eps=%s' % eps
         if dedupe != 'default':
             label += ' dedupe=%s' % dedupe
+        if power != 'default':
+            label += ' start^%s' % power
         if sweeps is not None:
             label += ' %d sweeps' % sweeps
         if alpha_start != 'default':
@@ -167,7 +209,8 @@ def main(argv=None):
                                          None if eta == 'default' else float(eta), sweeps,
                                          args.substeps if method == 'refined' else None, alpha_start,
                                          None if eps == 'default' else float(eps),
-                                         None if dedupe == 'default' else tuple(map(int, dedupe.split(':'))))
+                                         None if dedupe == 'default' else tuple(map(int, dedupe.split(':'))),
+                                         None if power == 'default' else float(power))
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"
