@@ -34,8 +34,9 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency); with
   ``--etas``, once per topic-word prior (``default``: tomotopy's 0.01).
 
-Prints each fit (seconds, held-out log-likelihood per token, unique top-20 words, UMass) and the
-mean and standard deviation per method.
+Prints each fit (seconds, held-out log-likelihood per token, unique top-20 words, UMass; for the
+refined model also the sweeps its chain ran, and whether the convergence rule had settled) and
+the mean and standard deviation per method.
 
 Usage::
 
@@ -125,7 +126,9 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
             else:
                 model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
                                     random_state=seed, refine_options=options or None, **extra)
-        return model.get_topics(), model.alpha, time.perf_counter() - start
+        chain = model.refinement
+        sweeps = '  sweeps %d%s' % (chain['num_sweeps'], '' if chain['converged'] else ' (unsettled)')
+        return model.get_topics(), model.alpha, time.perf_counter() - start, sweeps
     if method == 'vb':
         from gensim_anchor import AnchorModel
         if alpha_start == 'p_z':  # the anchor fit, then alpha as refine='gibbs' starts it, then refine
@@ -135,10 +138,10 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
             model.refine(train, 'vb')
         else:
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='vb', random_state=seed)
-        return model.get_topics(), model.alpha, time.perf_counter() - start
+        return model.get_topics(), model.alpha, time.perf_counter() - start, ''
     topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000,
                                               **({} if eta is None else dict(eta=eta)))
-    return topics, alpha, time.perf_counter() - start
+    return topics, alpha, time.perf_counter() - start, ''
 
 
 def main(argv=None):
@@ -205,7 +208,7 @@ def main(argv=None):
             label += ' substeps=%d' % args.substeps
         rows = []
         for seed in args.seeds:
-            topics, alpha, seconds = fit(method, train, dictionary, seed,
+            topics, alpha, seconds, chain = fit(method, train, dictionary, seed,
                                          None if eta == 'default' else float(eta), sweeps,
                                          args.substeps if method == 'refined' else None, alpha_start,
                                          None if eps == 'default' else float(eps),
@@ -213,8 +216,9 @@ def main(argv=None):
                                          None if power == 'default' else float(power))
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
-            print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f"
-                  % (args.corpus, label, seed, seconds, s['ll'], s['unique'], s['umass']), flush=True)
+            print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f%s"
+                  % (args.corpus, label, seed, seconds, s['ll'], s['unique'], s['umass'], chain),
+                  flush=True)
         ll = [r['ll'] for r in rows]
         print("  %-4s %-9s mean of %d: LL/token %.4f (sd %.4f)  unique %.2f  UMass %.3f"
               % (args.corpus, label, len(rows), statistics.mean(ll),
