@@ -9,7 +9,7 @@ V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most freq
 where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 
 On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
-are AP anchors; ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the
+are AP anchors, and the anchors each has alone with their median document frequency; ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the
 same seed (as seeded anchors), which tells a difference of the anchors from one of the
 recovery; ``ap-exact`` is the AP fit with FastAnchorWords on the exact rows of Q-bar instead
 of their random projection to ``projection_dim`` dimensions (ENN finds its anchors on exact
@@ -32,6 +32,7 @@ import copy
 import gzip
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -95,6 +96,8 @@ def child(spec):
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # GiB (Linux: KiB)
     row = dict(spec, V=len(dictionary), fit_s=fit, rss_gib=rss, timings=model.timings,
                anchors=[int(a) for a in model.anchors],
+               anchor_words=[dictionary[int(a)] for a in model.anchors],
+               anchor_df=[int(dictionary.dfs.get(int(a), 0)) for a in model.anchors],
                **bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0))
     curve = []
     for sweeps in range(spec.get('every', 25), spec.get('refine', 0) + 1, spec.get('every', 25)):
@@ -171,6 +174,14 @@ def main(argv=None):
                 same = len(set(by['enn']['anchors']) & set(by['ap']['anchors']))
                 print("  %-9s anchors (seed %d): %d of %d ENN anchors are AP anchors"
                       % (name, seed, same, K), flush=True)
+                for one, other in (('enn', 'ap'), ('ap', 'enn')):
+                    own = [(w, df) for a, w, df in zip(by[one]['anchors'], by[one]['anchor_words'],
+                                                       by[one]['anchor_df'])
+                           if a not in set(by[other]['anchors'])]
+                    if own:
+                        print("  %-9s   %s only (median document frequency %d): %s"
+                              % (name, one.upper(), statistics.median(df for _, df in own),
+                                 ", ".join(w for w, _ in sorted(own))), flush=True)
 
 
 def run_child(spec):
