@@ -8,13 +8,13 @@ top-20 words per topic, UMass). Corpora: ``kos``, ``nips`` (pruned, V = 15,239),
 V = 111,915) and ``20ng-13k`` (the pruned vocabulary cut to its 13,000 most frequent words,
 where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 
-On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors
-are AP anchors, and the anchors each has alone with their median document frequency; ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the
-same seed (as seeded anchors), which tells a difference of the anchors from one of the
-recovery; ``ap-exact`` is the AP fit with FastAnchorWords on the exact rows of Q-bar instead
-of their random projection to ``projection_dim`` dimensions (ENN finds its anchors on exact
-coordinates), which tells the projection's part in a difference of the anchors. ``--seeds``
-runs each fit once per ``random_state`` and prints the means: one fit's quality varies from
+On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors are AP
+anchors, and the anchors each has alone with their median document frequency;
+``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the same seed (as seeded
+anchors), which tells a difference of the anchors from one of the recovery; ``ap-exact`` is
+the AP fit with FastAnchorWords on the exact rows of Q-bar instead of their random projection
+to ``projection_dim`` dimensions (ENN finds its anchors on exact coordinates), which tells the
+projection's part in a difference of the anchors. ``--seeds`` runs each fit once per ``random_state`` and prints the means: one fit's quality varies from
 seed to seed by more than the methods differ (KOS: unique words by about 0.3, held-out
 likelihood by about 0.004), so comparisons are of means. ``--refine N`` refines the plain and
 the ENN fit by N collapsed Gibbs sweeps and prints the held-out likelihood every ``--every``

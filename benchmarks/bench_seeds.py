@@ -174,8 +174,12 @@ def main(argv=None):
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
     for power in args.start_power:
-        if power != 'default' and not float(power) >= 0:
-            parser.error("--start-power %s: a power must be 0 or more (or inf)" % power)
+        try:
+            valid = power == 'default' or float(power) >= 0
+        except ValueError:
+            valid = False
+        if not valid:
+            parser.error("--start-power %s: a power must be a number, 0 or more (or inf)" % power)
     starts = dict(refined={'default', 'grid'}, vb={'default', 'p_z'})
     for method in set(args.methods) & set(starts):
         if not set(args.alpha_start) & starts[method]:
