@@ -14,9 +14,10 @@ anchors, and the anchors each has alone with their median document frequency;
 anchors), which tells a difference of the anchors from one of the recovery; ``ap-exact`` is
 the AP fit with FastAnchorWords on the exact rows of Q-bar instead of their random projection
 to ``projection_dim`` dimensions (ENN finds its anchors on exact coordinates), which tells the
-projection's part in a difference of the anchors. ``--seeds`` runs each fit once per ``random_state`` and prints the means: one fit's quality varies from
-seed to seed by more than the methods differ (KOS: unique words by about 0.3, held-out
-likelihood by about 0.004), so comparisons are of means. ``--refine N`` refines the plain and
+projection's part in a difference of the anchors. ``--seeds`` runs each fit once per
+``random_state`` and prints the means: one fit's quality varies from seed to seed by more than
+the methods differ (KOS: unique words by about 0.3, held-out likelihood by about 0.004), so
+comparisons are of means. ``--refine N`` refines the plain and
 the ENN fit by N collapsed Gibbs sweeps and prints the held-out likelihood every ``--every``
 sweeps (each point a fresh refine from the same anchor fit, so every point is an honest fit
 of that many sweeps).
