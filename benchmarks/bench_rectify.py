@@ -176,9 +176,9 @@ def main(argv=None):
                 print("  %-9s anchors (seed %d): %d of %d ENN anchors are AP anchors"
                       % (name, seed, same, K), flush=True)
                 for one, other in (('enn', 'ap'), ('ap', 'enn')):
+                    theirs = set(by[other]['anchors'])
                     own = [(w, df) for a, w, df in zip(by[one]['anchors'], by[one]['anchor_words'],
-                                                       by[one]['anchor_df'])
-                           if a not in set(by[other]['anchors'])]
+                                                       by[one]['anchor_df']) if a not in theirs]
                     if own:
                         print("  %-9s   %s only (median document frequency %d): %s"
                               % (name, one.upper(), statistics.median(df for _, df in own),

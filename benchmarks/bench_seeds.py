@@ -127,8 +127,8 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
                 model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='gibbs',
                                     random_state=seed, refine_options=options or None, **extra)
         chain = model.refinement
-        sweeps = '  sweeps %d%s' % (chain['num_sweeps'], '' if chain['converged'] else ' (unsettled)')
-        return model.get_topics(), model.alpha, time.perf_counter() - start, sweeps
+        note = '  sweeps %d%s' % (chain['num_sweeps'], '' if chain['converged'] else ' (unsettled)')
+        return model.get_topics(), model.alpha, time.perf_counter() - start, note
     if method == 'vb':
         from gensim_anchor import AnchorModel
         if alpha_start == 'p_z':  # the anchor fit, then alpha as refine='gibbs' starts it, then refine
