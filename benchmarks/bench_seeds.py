@@ -32,7 +32,9 @@ left-to-right estimator of :mod:`bench_beyond`, its seed 0); only the fit's seed
   ``model.refine(train, 'vb')``;
 * ``tomotopy``: ``tomotopy.LDAModel(k=50, seed=s)``, 1000 iterations, one thread (as
   :func:`bench_beyond.tomotopy_fit`; ``pip install tomotopy``, not a dependency); with
-  ``--etas``, once per topic-word prior (``default``: tomotopy's 0.01).
+  ``--etas``, once per topic-word prior (``default``: tomotopy's 0.01); with ``--iterations``,
+  once per chain length (each a fit of its own from the start), for the curve of its scores
+  against the refined model's ``--sweeps``.
 
 Prints each fit (seconds, held-out log-likelihood per token, unique top-20 words, UMass; for the
 refined model also the sweeps its chain ran, and whether the convergence rule had settled) and
@@ -43,7 +45,7 @@ Usage::
     python benchmarks/bench_seeds.py [--corpus kos] [--seeds 0 1 2] [--methods refined vb tomotopy]
                                      [--etas default 0.02] [--sweeps 200 400] [--substeps 8]
                                      [--alpha-start default grid p_z] [--dedupe 10:8 0:21]
-                                     [--start-power 1 inf 0]
+                                     [--start-power 1 inf 0] [--iterations 200 1000]
 """
 import argparse
 import contextlib
@@ -105,7 +107,7 @@ def start_power(power):
 
 
 def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, alpha_start='default',
-        eps=None, dedupe=None, power=None):
+        eps=None, dedupe=None, power=None, iterations=1000):
     start = time.perf_counter()
     if method == 'refined':
         from gensim_anchor import AnchorModel
@@ -139,7 +141,7 @@ def fit(method, train, dictionary, seed, eta=None, sweeps=None, substeps=None, a
         else:
             model = AnchorModel(train, num_topics=K, id2word=dictionary, refine='vb', random_state=seed)
         return model.get_topics(), model.alpha, time.perf_counter() - start, ''
-    topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, 1000,
+    topics, alpha = bench_beyond.tomotopy_fit(train, len(dictionary), seed, iterations,
                                               **({} if eta is None else dict(eta=eta)))
     return topics, alpha, time.perf_counter() - start, ''
 
@@ -170,6 +172,9 @@ def main(argv=None):
                         help="the refined model's first assignments from p(z | w) to this power "
                              "(1: the library's; 0: uniform; inf: each word's most probable "
                              "topic); one row per value")
+    parser.add_argument('--iterations', nargs='+', type=int, default=[1000],
+                        help="tomotopy's iterations (default 1000); one row per count, each a fit "
+                             "from the start")
     parser.add_argument('--substeps', type=int, default=None,
                         help="the sampler's sub-steps per sweep (default: the library's)")
     args = parser.parse_args(argv)
@@ -180,6 +185,8 @@ def main(argv=None):
             valid = False
         if not valid:
             parser.error("--start-power %s: a power must be a number, 0 or more (or inf)" % power)
+    if min(args.iterations) < 1:
+        parser.error("--iterations: each count must be 1 or more")
     starts = dict(refined={'default', 'grid'}, vb={'default', 'p_z'})
     for method in set(args.methods) & set(starts):
         if not set(args.alpha_start) & starts[method]:
@@ -191,7 +198,7 @@ def main(argv=None):
     train, heldout = bench_dropin.split(corpus, 0)
     runs = [(m, eta, n, a, e, d, b) for m in args.methods
             for eta in (args.etas if m in ('refined', 'tomotopy') else ['default'])
-            for n in (args.sweeps if m == 'refined' else [None])
+            for n in (args.sweeps if m == 'refined' else args.iterations if m == 'tomotopy' else [None])
             for a in ([a for a in args.alpha_start if a in starts[m]] if m in starts else ['default'])
             for e in (args.eps if m == 'refined' else ['default'])
             for d in (args.dedupe if m == 'refined' else ['default'])
@@ -204,8 +211,10 @@ def main(argv=None):
             label += ' dedupe=%s' % dedupe
         if power != 'default':
             label += ' start^%s' % power
-        if sweeps is not None:
+        if sweeps is not None and method == 'refined':
             label += ' %d sweeps' % sweeps
+        elif sweeps is not None and method == 'tomotopy' and sweeps != 1000:
+            label += ' %d its' % sweeps
         if alpha_start != 'default':
             label += ' alpha from %s' % dict(grid='the grid', p_z='p(z)')[alpha_start]
         if method == 'refined' and args.substeps is not None:
@@ -213,11 +222,13 @@ def main(argv=None):
         rows = []
         for seed in args.seeds:
             topics, alpha, seconds, chain = fit(method, train, dictionary, seed,
-                                         None if eta == 'default' else float(eta), sweeps,
+                                         None if eta == 'default' else float(eta),
+                                         sweeps if method == 'refined' else None,
                                          args.substeps if method == 'refined' else None, alpha_start,
                                          None if eps == 'default' else float(eps),
                                          None if dedupe == 'default' else tuple(map(int, dedupe.split(':'))),
-                                         None if power == 'default' else float(power))
+                                         None if power == 'default' else float(power),
+                                         sweeps if method == 'tomotopy' else 1000)
             s = bench_beyond.score(topics, alpha, train, heldout, 0)
             rows.append(s)
             print("  %-4s %-9s seed %d  fit %6.1f s  LL/token %.4f  unique %.2f  UMass %.3f%s"
