@@ -38,7 +38,7 @@ def enn_variant(compression, active, *, steps, nystrom, tol=None, max_iter=50, s
     from the last product (``nystrom``) or from the Ritz vectors (the library's, at steps=1)."""
     import numpy as np
     from gensim_anchor import rectify as R
-    tol = R.ENN_TOL if tol is None else tol
+    relative = tol is None  # the library's default: a share of the first negative mass
     U, values = compression.vectors, compression.values
     V, K = U.shape
     e = np.asarray(active, dtype=np.float64)
@@ -51,6 +51,8 @@ def enn_variant(compression, active, *, steps, nystrom, tol=None, max_iter=50, s
     while True:
         large = np.argsort(-np.einsum('ik,ik->i', Y, Y), kind='stable')[:l]
         EB, residual = R._correction_products(Y, large, basis)
+        if relative and it == 0:
+            tol = max(R.ENN_TOL * residual, R.ENN_TOL_FLOOR)
         if residual <= tol or it >= max_iter:
             break
         ones_Y = e @ Y

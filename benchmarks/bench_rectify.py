@@ -26,7 +26,8 @@ Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
         [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
-        [--power-iter N] [--enn-tol 2e-4] [--relaxation 2] [--large-fraction 1]
+        [--power-iter N] [--enn-tol 2e-3] [--enn-tol-relative 0.03] [--relaxation 2]
+        [--large-fraction 1]
 """
 import argparse
 import copy
@@ -78,8 +79,11 @@ def child(spec):
         rectify.MAX_BYTES = int(spec['ap_max_bytes'])
     if spec.get('power_iter'):
         rectify._POWER_ITER = spec['power_iter']
-    if spec.get('enn_tol'):
-        rectify.ENN_TOL = spec['enn_tol']
+    if spec.get('enn_tol'):  # an absolute tolerance on the negative mass, for every fit
+        plain_enn = rectify.rectify_enn
+        rectify.rectify_enn = lambda *a, tol=None, **kw: plain_enn(*a, tol=spec['enn_tol'], **kw)
+    if spec.get('enn_tol_relative'):
+        rectify.ENN_TOL = spec['enn_tol_relative']
     if spec.get('relaxation'):
         rectify.ENN_RELAXATION = spec['relaxation']
     if spec.get('large_fraction'):
@@ -87,6 +91,12 @@ def child(spec):
         # entries removed, as the dense AP does); V x l products, so its time grows with it.
         default_count, share = rectify.large_count, spec['large_fraction']
         rectify.large_count = lambda K, V, N: int(min(N, max(default_count(K, V, N), share * N)))
+    enn_runs, traced_enn = [], rectify.rectify_enn  # ENN's iterations and residual, for the row
+
+    def tracing_enn(*a, **kw):
+        enn_runs.append(traced_enn(*a, **kw))
+        return enn_runs[-1]
+    rectify.rectify_enn = tracing_enn
     corpus, dictionary = load(spec['corpus'])
     train, heldout = bench_dropin.split(corpus, 0)
     start = time.perf_counter()
@@ -99,6 +109,7 @@ def child(spec):
                anchors=[int(a) for a in model.anchors],
                anchor_words=[dictionary[int(a)] for a in model.anchors],
                anchor_df=[int(dictionary.dfs.get(int(a), 0)) for a in model.anchors],
+               enn=[dict(n_iter=r.n_iter, residual=r.residual, tol=r.tol) for r in enn_runs],
                **bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0))
     curve = []
     for sweeps in range(spec.get('every', 25), spec.get('refine', 0) + 1, spec.get('every', 25)):
@@ -127,7 +138,11 @@ def main(argv=None):
     parser.add_argument('--power-iter', type=int, default=0,
                         help="power iterations of ENN's range finder (default: rectify._POWER_ITER)")
     parser.add_argument('--enn-tol', type=float, default=0,
-                        help="ENN's tolerance on the negative mass (default: rectify.ENN_TOL)")
+                        help="ENN's tolerance on the negative mass, absolute (a share of Q) "
+                             "instead of the default relative one")
+    parser.add_argument('--enn-tol-relative', type=float, default=0,
+                        help="ENN's tolerance as a share of the first iterate's negative mass "
+                             "(default: rectify.ENN_TOL)")
     parser.add_argument('--relaxation', type=float, default=0,
                         help="ENN's over-relaxation omega (default: rectify.ENN_RELAXATION)")
     parser.add_argument('--large-fraction', type=float, default=0,
@@ -152,7 +167,7 @@ def main(argv=None):
                 spec = dict(corpus=name, method=method, seed=seed,
                             refine=0 if dense else args.refine,
                             every=args.every, ap_max_bytes=limit, power_iter=args.power_iter,
-                            enn_tol=args.enn_tol, relaxation=args.relaxation, large_fraction=args.large_fraction)
+                            enn_tol=args.enn_tol, enn_tol_relative=args.enn_tol_relative, relaxation=args.relaxation, large_fraction=args.large_fraction)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
                     if not ap:
@@ -199,6 +214,9 @@ def run_child(spec):
           "unique %.2f  UMass %.3f" % (name, method, spec['seed'], row['V'], row['fit_s'],
                                        row['timings'].get('rectify', 0.0), row['rss_gib'],
                                        row['ll'], row['unique'], row['umass']), flush=True)
+    for enn in row.get('enn', []):
+        print("      ENN: %d iterations, negative mass left %.2e (tolerance %.2e)"
+              % (enn['n_iter'], enn['residual'], enn['tol']), flush=True)
     for point in row['refine']:
         print("      refine %4d sweeps (%5.1f s): LL/token %.4f  unique %.2f"
               % (point['sweeps'], point['seconds'], point['ll'], point['unique']), flush=True)

@@ -233,7 +233,7 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
         iterations on the V x K factor Y, :math:`Q \approx YY^T`, until the negative mass in
         the rows and columns of the 20K ln K words of largest norm (fewer for a vocabulary so large
         that an iteration's V x l product would pass 2^27 entries;
-        :func:`gensim_anchor.rectify.large_count`) falls below 2e-3; the anchors
+        :func:`gensim_anchor.rectify.large_count`) falls to 3% of the rank-K truncation's; the anchors
         and recovery then run on Y (O(V K) memory). ``'ap'``: alternating projection onto the
         rank-K PSD, sum-1 and nonnegative matrices (Lee, Bindel & Mimno 2015): Q dense over the
         words with co-occurrences; a ValueError names the memory needed when it exceeds

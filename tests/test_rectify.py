@@ -204,6 +204,21 @@ def test_enn_is_nonnegative_where_it_matters_and_sums_to_one(noisy):
     assert start.n_iter == 0 and not start.converged and start.residual > 1e-5 >= result.residual
 
 
+def test_enn_default_tolerance_is_a_share_of_the_first_negative_mass(noisy):
+    cooc = build_cooccurrence(noisy['docs'], noisy['V'])
+    active = cooc.row_sums() > 0
+    compression = compress(cooc, noisy['K'])
+    first = rectify_enn(compression, active, max_iter=0, num_large=40).residual  # Y_0's
+    result = rectify_enn(compression, active, max_iter=200, num_large=40)
+    assert result.tol == pytest.approx(max(rectify_module.ENN_TOL * first, rectify_module.ENN_TOL_FLOOR))
+    assert result.tol < first and result.converged and result.residual <= result.tol
+    # It stops at the first iteration below the tolerance, not later.
+    before = rectify_enn(compression, active, max_iter=result.n_iter - 1, num_large=40)
+    assert before.residual > result.tol and not before.converged
+    # A tolerance given is absolute, as before.
+    assert rectify_enn(compression, active, tol=1e-3, max_iter=200, num_large=40).tol == 1e-3
+
+
 def test_low_rank_statistics_match_their_dense_q(noisy):
     cooc, _ = rectify_lowrank(build_cooccurrence(noisy['docs'], noisy['V']), noisy['K'])
     assert cooc.mode == 'lowrank'
