@@ -27,7 +27,7 @@ Usage::
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
         [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
         [--power-iter N] [--enn-tol 2e-3] [--enn-tol-relative 0.03] [--relaxation 2]
-        [--large-fraction 1]
+        [--large-fraction 1] [--bayes-counts]
 """
 import argparse
 import copy
@@ -91,6 +91,21 @@ def child(spec):
         # entries removed, as the dense AP does); V x l products, so its time grows with it.
         default_count, share = rectify.large_count, spec['large_fraction']
         rectify.large_count = lambda K, V, N: int(min(N, max(default_count(K, V, N), share * N)))
+    if spec.get('bayes_counts'):
+        # An experiment: Bayes' rule A = Diag(p(w)) C with p(w) the corpus's word frequencies
+        # (the statistics' term counts) instead of the rectified Q's row sums.
+        import numpy as np
+        from gensim_anchor import recovery
+        plain_recover, plain_bayes = recovery.recover, recovery._bayes
+
+        def counted_recover(cooc, anchors, *a, **kw):
+            p = np.asarray(cooc.term_counts, dtype=np.float64)
+            recovery._bayes = lambda C, p_w: plain_bayes(C, p / p.sum())
+            try:
+                return plain_recover(cooc, anchors, *a, **kw)
+            finally:
+                recovery._bayes = plain_bayes
+        recovery.recover = counted_recover
     enn_runs, traced_enn = [], rectify.rectify_enn  # ENN's iterations and residual, for the row
 
     def tracing_enn(*a, **kw):
@@ -143,6 +158,9 @@ def main(argv=None):
     parser.add_argument('--enn-tol-relative', type=float, default=0,
                         help="ENN's tolerance as a share of the first iterate's negative mass "
                              "(default: rectify.ENN_TOL)")
+    parser.add_argument('--bayes-counts', action='store_true',
+                        help="an experiment: Bayes' rule with the corpus's word frequencies as "
+                             "p(w) instead of the rectified Q's row sums")
     parser.add_argument('--relaxation', type=float, default=0,
                         help="ENN's over-relaxation omega (default: rectify.ENN_RELAXATION)")
     parser.add_argument('--large-fraction', type=float, default=0,
@@ -167,7 +185,8 @@ def main(argv=None):
                 spec = dict(corpus=name, method=method, seed=seed,
                             refine=0 if dense else args.refine,
                             every=args.every, ap_max_bytes=limit, power_iter=args.power_iter,
-                            enn_tol=args.enn_tol, enn_tol_relative=args.enn_tol_relative, relaxation=args.relaxation, large_fraction=args.large_fraction)
+                            enn_tol=args.enn_tol, enn_tol_relative=args.enn_tol_relative,
+                            bayes_counts=args.bayes_counts, relaxation=args.relaxation, large_fraction=args.large_fraction)
                 if method == 'enn-ap':
                     ap = [r for r in rows if r['corpus'] == name and r['method'] == 'ap' and r['seed'] == seed]
                     if not ap:
