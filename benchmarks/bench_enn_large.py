@@ -51,8 +51,10 @@ def enn_variant(compression, active, *, steps, nystrom, tol=None, max_iter=50, s
     while True:
         large = np.argsort(-np.einsum('ik,ik->i', Y, Y), kind='stable')[:l]
         EB, residual = R._correction_products(Y, large, basis)
-        if relative and it == 0:
-            tol = max(R.ENN_TOL * residual, R.ENN_TOL_FLOOR)
+        if it == 0:
+            start_residual = residual
+            if relative:
+                tol = R.enn_tolerance(residual)
         if residual <= tol or it >= max_iter:
             break
         ones_Y = e @ Y
@@ -76,7 +78,8 @@ def enn_variant(compression, active, *, steps, nystrom, tol=None, max_iter=50, s
         Y = Y_new / max(float(np.linalg.norm(e @ Y_new)), 1e-300)
         it += 1
     Y = Y / max(float(np.linalg.norm(e @ Y)), 1e-300)
-    return R.ENNRectification(Y, it, 0.0, residual, 0.0, residual <= tol, l, compression, tol)
+    return R.ENNRectification(Y, it, 0.0, residual, 0.0, residual <= tol, l, compression, tol,
+                              start_residual)
 
 
 def nystrom(name, seeds):

@@ -124,7 +124,8 @@ def child(spec):
                anchors=[int(a) for a in model.anchors],
                anchor_words=[dictionary[int(a)] for a in model.anchors],
                anchor_df=[int(dictionary.dfs.get(int(a), 0)) for a in model.anchors],
-               enn=[dict(n_iter=r.n_iter, residual=r.residual, tol=r.tol) for r in enn_runs],
+               enn=[dict(n_iter=r.n_iter, residual=r.residual, tol=r.tol, start=r.start_residual)
+                    for r in enn_runs],
                **bench_beyond.score(model.get_topics(), model.alpha, train, heldout, 0))
     curve = []
     for sweeps in range(spec.get('every', 25), spec.get('refine', 0) + 1, spec.get('every', 25)):
@@ -234,8 +235,8 @@ def run_child(spec):
                                        row['timings'].get('rectify', 0.0), row['rss_gib'],
                                        row['ll'], row['unique'], row['umass']), flush=True)
     for enn in row.get('enn', []):
-        print("      ENN: %d iterations, negative mass left %.2e (tolerance %.2e)"
-              % (enn['n_iter'], enn['residual'], enn['tol']), flush=True)
+        print("      ENN: %d iterations, negative mass %.2e at the start, %.2e left (tolerance %.2e)"
+              % (enn['n_iter'], enn['start'], enn['residual'], enn['tol']), flush=True)
     for point in row['refine']:
         print("      refine %4d sweeps (%5.1f s): LL/token %.4f  unique %.2f"
               % (point['sweeps'], point['seconds'], point['ll'], point['unique']), flush=True)

@@ -48,7 +48,9 @@ RECTIFY_TOL = 1e-4
 #: 0 1 2 3 4 5 6 7 8 9; benchmarks/results/bench_rectify.log, 2026-12-07T03:33Z, against the
 #: 2026-12-02T02:06Z and 02:28Z entries). Where the truncation is far from nonnegative the
 #: tolerance is looser than 2e-3: the raw 20 Newsgroups (111,915 words, 14.5% negative mass)
-#: stops at 4.4e-3 after 2 iterations (the 04:12Z entry).
+#: stops at 4.4e-3 after 2 iterations (the 04:12Z entry). The starting masses: python
+#: benchmarks/bench_rectify.py --corpora kos nips 20ng-13k 20ng-raw --methods enn, the 04:59Z
+#: entry.
 RECTIFY_ENN_TOL = 0.03
 RECTIFY_ENN_TOL_FLOOR = 1e-5
 #: ENN's l, the words whose negative entries it removes: RECTIFY_ENN_LARGE_FACTOR x K ln K (the

@@ -556,10 +556,11 @@ class AnchorModel(interfaces.TransformationABC, basemodel.BaseTopicModel):
                                RECTIFY_TOL, rect.change, rect.residual)
         elif rect is not None:
             logger.info("rectification (compressed, epsilon-nonnegative, K=%d, V=%d): %d products with "
-                        "Q, %d iterations in %.2fs, negative mass left in the rows of the %d largest "
-                        "words %.3g, moved the rank-K compression by %.3g (relative)", K, len(rect.Y),
-                        rect.compression.num_products, rect.n_iter, timings['rectify'], rect.num_large,
-                        rect.residual, rect.moved)
+                        "Q, %d iterations in %.2fs, negative mass in the rows of the %d largest "
+                        "words %.3g (%.3g in the rank-K compression), moved the compression by %.3g "
+                        "(relative)", K, len(rect.Y), rect.compression.num_products, rect.n_iter,
+                        timings['rectify'], rect.num_large, rect.residual, rect.start_residual,
+                        rect.moved)
             if not rect.converged:
                 logger.warning("rectification stopped at rectify_max_iter=%d before the negative mass "
                                "fell below %g (residual %.3g, last relative change %.3g); the "

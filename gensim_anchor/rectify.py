@@ -390,6 +390,8 @@ class ENNRectification(NamedTuple):
     compression : Compression
     tol : float
         The tolerance on ``residual``.
+    start_residual : float
+        ``residual`` of the rank-K truncation :math:`Y_0Y_0^T`, before any iteration.
     """
     Y: np.ndarray
     n_iter: int
@@ -400,6 +402,13 @@ class ENNRectification(NamedTuple):
     num_large: int
     compression: Compression
     tol: float
+    start_residual: float = math.nan
+
+
+def enn_tolerance(start_residual):
+    """ENN's default tolerance: :data:`ENN_TOL` of the rank-K truncation's negative mass,
+    at least :data:`ENN_TOL_FLOOR`."""
+    return max(ENN_TOL * start_residual, ENN_TOL_FLOOR)
 
 
 def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, active=None):
@@ -666,7 +675,7 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     negative mass removed. An absolute 2e-3 removed 97% of it on KOS (short documents, 6.5e-2
     at the start) but 87% on NIPS (long ones, 1.5e-2), whose anchors then included rarer
     forms of the dense method's and whose topics had fewer unique words; see
-    :data:`gensim_anchor._defaults.RECTIFY_ENN_TOL` for the measurements.
+    :data:`gensim_anchor._defaults.RECTIFY_ENN_TOL` for the measurements and their commands.
 
     Parameters
     ----------
@@ -714,8 +723,10 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
         norms = np.einsum('ik,ik->i', Y, Y)
         large = np.argsort(-norms, kind='stable')[:l]
         EB, residual = _correction_products(Y, large, basis, buf=buf)
-        if relative and it == 0:
-            tol = max(ENN_TOL * residual, ENN_TOL_FLOOR)
+        if it == 0:
+            start_residual = residual
+            if relative:
+                tol = enn_tolerance(residual)
         if residual <= tol or it >= max_iter:
             break
         ones_Y = e @ Y
@@ -737,7 +748,7 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     moved = _gram_distance(Y, Y0)[0] / max(_gram_distance(Y0, Y0)[1], 1e-300)
     Y = Y / max(float(np.linalg.norm(e @ Y)), 1e-300)
     return ENNRectification(Y, it, float(change), residual, float(moved), residual <= tol, l,
-                            compression, float(tol))
+                            compression, float(tol), float(start_residual))
 
 
 class LowRankCooccurrence(NamedTuple):

@@ -210,6 +210,7 @@ def test_enn_default_tolerance_is_a_share_of_the_first_negative_mass(noisy):
     compression = compress(cooc, noisy['K'])
     first = rectify_enn(compression, active, max_iter=0, num_large=40).residual  # Y_0's
     result = rectify_enn(compression, active, max_iter=200, num_large=40)
+    assert result.start_residual == first
     assert result.tol == pytest.approx(max(rectify_module.ENN_TOL * first, rectify_module.ENN_TOL_FLOOR))
     assert result.tol < first and result.converged and result.residual <= result.tol
     # It stops at the first iteration below the tolerance, not later.
