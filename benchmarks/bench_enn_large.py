@@ -13,6 +13,15 @@ iteration's matrix per iteration); iterations, seconds, and each result's relati
 distance to the near-exact one's :math:`YY^T`; then, for each seed given, a rectified fit with
 the library's step and with the Nystrom factor, scored as ``score``, and the means. It also times
 ``numpy.linalg.qr`` against ``rectify._orthonormal`` on the compression's V x 75 block.
+``compression``: the range finder of ``rectify.compress`` (K = 50, a block of 100, seed 0)
+against the exact rank-K truncation of Q (``numpy.linalg.eigh`` of the dense Q: small
+vocabularies only), unshifted (the library's) and shifted by the authors' lambda_max / 10, at
+each number of power steps given (default 8 and 16): the K-th Ritz value over the K-th
+eigenvalue, the relative Frobenius distance of :math:`U\Lambda_+U^T` to the exact truncation,
+the negative mass of each (minus the sum of their negative entries), and how many negative
+eigenvalues of Q are at least the K-th in magnitude (those that take room in the block). Past
+10,000 words only the unshifted Ritz values are printed (their K-th at each q shows the
+convergence) with that count among them.
 
 Usage::
 
@@ -20,6 +29,8 @@ Usage::
     taskset -c 0,1 python benchmarks/bench_enn_large.py time kos 1 4
     python benchmarks/bench_enn_large.py relax kos 1 1.5 2
     python benchmarks/bench_enn_large.py nystrom kos 0 1 2
+    python benchmarks/bench_enn_large.py compression kos 8 16
+    python benchmarks/bench_enn_large.py compression 20ng-raw 16 40
 """
 import functools
 import sys
@@ -139,10 +150,49 @@ def nystrom(name, seeds):
                  statistics.mean(r['umass'] for r in rows)), flush=True)
 
 
+def compression_accuracy(name, steps):
+    import numpy as np
+    from gensim_anchor import rectify as R
+    from gensim_anchor.cooccurrence import build_cooccurrence
+    K = 50
+    corpus, dictionary = bench_rectify.load(name)
+    train, _ = bench_dropin.split(corpus, 0)
+    cooc = build_cooccurrence(train, len(dictionary))
+    active = cooc.row_sums() > 0
+    if len(dictionary) > 10000:  # no dense eigh: the unshifted Ritz values, and their convergence
+        for q in steps:
+            theta, _ = R._range_finder(cooc, active, 2 * K, q, 0.0, 0)
+            print('%s: V=%d, unshifted q=%2d: Ritz values largest %.3e, K-th %.6e, smallest %.3e; '
+                  '%d negative ones at least the K-th in magnitude (crowded: %s)' % (
+                      name, len(dictionary), q, theta[0], theta[K - 1], theta[-1],
+                      int(np.sum(-theta >= theta[K - 1])), R._crowded(theta, K, 2 * K)), flush=True)
+        return
+    Q = cooc.to_dense()
+    w, X = np.linalg.eigh(Q)
+    top = np.argsort(w)[::-1][:K]
+    exact = (X[:, top] * np.maximum(w[top], 0.0)) @ X[:, top].T
+    strong = int(np.sum(-w >= w[top[-1]]))
+    print('%s: V=%d, eigenvalues: largest %.3e, K-th %.3e, smallest %.3e; %d negative ones at '
+          'least the K-th in magnitude; exact truncation: negative mass %.3e'
+          % (name, len(w), w[top[0]], w[top[-1]], w.min(), strong, -exact[exact < 0].sum()), flush=True)
+    for shift_label, shift in (('unshifted (library)', 0.0), ("authors' lambda_max/10", w[top[0]] / 10)):
+        for q in steps:
+            start = time.perf_counter()
+            theta, U = R._range_finder(cooc, active, 2 * K, q, shift, 0)
+            seconds = time.perf_counter() - start
+            C = (U[:, :K] * np.maximum(theta[:K], 0.0)) @ U[:, :K].T
+            print('%s: %-22s q=%2d  %.2f s  K-th Ritz value / eigenvalue %.4f  |ULU^T - exact| / '
+                  '|exact| %.2e  negative mass %.3e' % (
+                      name, shift_label, q, seconds, theta[K - 1] / w[top[-1]],
+                      np.linalg.norm(C - exact) / np.linalg.norm(exact), -C[C < 0].sum()), flush=True)
+
+
 def main(mode, name, *multiples):
     from gensim_anchor import AnchorModel, rectify as R
     if mode == 'nystrom':
         return nystrom(name, [int(m) for m in multiples])
+    if mode == 'compression':
+        return compression_accuracy(name, [int(m) for m in multiples] or [8, 16])
     from gensim_anchor.cooccurrence import build_cooccurrence
     corpus, dictionary = bench_rectify.load(name)
     train, heldout = bench_dropin.split(corpus, 0)

@@ -11,10 +11,10 @@ where AP fits in 8 GiB). AP only runs where it fits (``rectify.max_terms()``).
 On each corpus where both ENN and AP ran, it also reports how many of the ENN anchors are AP
 anchors, and the anchors each has alone with their median document frequency;
 ``--methods ap enn-ap`` fits ENN again with the AP fit's anchors of the same seed (as seeded
-anchors), which tells a difference of the anchors from one of the recovery; ``ap-exact`` is
-the AP fit with FastAnchorWords on the exact rows of Q-bar instead of their random projection
-to ``projection_dim`` dimensions (ENN finds its anchors on exact coordinates), which tells the
-projection's part in a difference of the anchors. ``--seeds`` runs each fit once per
+anchors), which tells a difference of the anchors from one of the recovery; ``ap-exact`` and
+``enn-exact`` are the AP and ENN fits with FastAnchorWords on the exact rows of Q-bar instead
+of their random projection to ``projection_dim`` dimensions (for ENN, the exact K coordinates
+of its rank-K rows), which tells the projection's part in a difference of the anchors. ``--seeds`` runs each fit once per
 ``random_state`` and prints the means: one fit's quality varies from seed to seed by more than
 the methods differ (KOS: unique words by about 0.3, held-out likelihood by about 0.004), so
 comparisons are of means. ``--refine N`` refines the plain and
@@ -25,7 +25,7 @@ of that many sweeps).
 Usage::
 
     python benchmarks/bench_rectify.py [--corpora kos nips 20ng 20ng-raw 20ng-13k]
-        [--methods plain enn ap enn-ap ap-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
+        [--methods plain enn ap enn-ap ap-exact enn-exact] [--refine 0] [--every 25] [--ap-max-bytes 12e9] [--seeds 0 1 2]
         [--power-iter N] [--enn-tol 2e-3] [--enn-tol-relative 0.03] [--relaxation 2]
         [--large-fraction 1] [--bayes-counts]
 """
@@ -47,9 +47,10 @@ K = 50
 VOCABULARY = {'nips': 15239, '20ng': 28731, '20ng-raw': 111915}  # the larger ones, for the AP's limit
 # 'enn-ap': the compressed rectification with the dense (AP) fit's anchors of the same seed
 # given as seeded anchors: whether a difference in quality comes from the anchors or from A.
-# 'ap-exact': the dense AP with no random projection in the anchor search (projection_dim=0).
+# 'ap-exact', 'enn-exact': no random projection in the anchor search (projection_dim=0; for ENN
+# the exact K coordinates of the rank-K Q's rows).
 METHODS = {'plain': {}, 'enn': dict(rectify='enn'), 'ap': dict(rectify='ap'), 'enn-ap': dict(rectify='enn'),
-           'ap-exact': dict(rectify='ap', projection_dim=0)}
+           'ap-exact': dict(rectify='ap', projection_dim=0), 'enn-exact': dict(rectify='enn', projection_dim=0)}
 
 
 def load(name):

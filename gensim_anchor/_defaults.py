@@ -37,20 +37,17 @@ RECTIFY_TOL = 1e-4
 #: The compressed (ENN) rectification stops once the negative mass (a share of Q, which sums to
 #: 1) left in the rows and columns of the words of largest norm is at most RECTIFY_ENN_TOL of
 #: the rank-K truncation's, and never aims below RECTIFY_ENN_TOL_FLOOR (float32 products). It
-#: was an absolute 2e-3, which removed 97% of the starting negative mass on KOS (6.5e-2: short
-#: documents, a noisy Q) but only 87% on NIPS (1.5e-2: long ones), whose topics then had fewer
-#: unique words than the dense AP's. 3% is the share the absolute 2e-3 left on KOS, chosen
-#: there (KOS keeps its 10 to 12 iterations) before NIPS and 20NG-13k were measured. Over ten
-#: seeds, paired against the absolute 2e-3 (standard error in brackets): unique top-20 words
-#: +0.24 (0.04) on NIPS (20 iterations instead of 7), +0.08 (0.05) on 20NG-13k, +0.01 (0.04)
+#: was an absolute 2e-3, which removed most of the starting negative mass on KOS (short
+#: documents, a noisy Q) but less on NIPS (long ones), whose topics then had fewer unique words
+#: than the dense AP's. Over ten seeds, paired against the absolute 2e-3 (standard error in
+#: brackets): unique top-20 words +0.24 (0.04) on NIPS, +0.08 (0.05) on 20NG-13k, +0.01 (0.04)
 #: on KOS; held-out likelihood +0.0017 (0.0009), -0.0011 (0.0010), -0.0014 (0.0011) nats per
 #: token (python benchmarks/bench_rectify.py --corpora nips 20ng-13k kos --methods enn --seeds
 #: 0 1 2 3 4 5 6 7 8 9; benchmarks/results/bench_rectify.log, 2026-12-07T03:33Z, against the
-#: 2026-12-02T02:06Z and 02:28Z entries). Where the truncation is far from nonnegative the
-#: tolerance is looser than 2e-3: the raw 20 Newsgroups (111,915 words, 14.5% negative mass)
-#: stops at 4.4e-3 after 2 iterations (the 04:12Z entry). The starting masses: python
-#: benchmarks/bench_rectify.py --corpora kos nips 20ng-13k 20ng-raw --methods enn, the 04:59Z
-#: entry.
+#: 2026-12-02T02:06Z and 02:28Z entries; then with the range finder's shift). Since the range
+#: finder runs unshifted (rectify.compress) the truncation is the exact one, with less negative
+#: mass: KOS 3.5e-2 (20 iterations), NIPS 1.3e-2 (24), 20NG-13k 4.3e-2 (10), where the shifted
+#: one had 6.5e-2, 1.5e-2 and 4.6e-2 (the 2026-12-07T06:10Z entry, against the 04:59Z one).
 RECTIFY_ENN_TOL = 0.03
 RECTIFY_ENN_TOL_FLOOR = 1e-5
 #: ENN's l, the words whose negative entries it removes: RECTIFY_ENN_LARGE_FACTOR x K ln K (the

@@ -385,16 +385,18 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
     rows = check.check_ids('rows', rows, V)
     p_w = check.check_row_sums(p_w, V, rows)
     extra = np.zeros((0, V)) if extra is None else np.asarray(extra, dtype=np.float64).reshape(-1, V)
-    if cooc.mode == 'lowrank' and not len(extra):
-        # A rank-K Q: exact K coordinates of the rows of Q-bar (whatever projection_dim), and
-        # never the V-wide rows.
+    exact = not projection_dim or projection_dim >= V
+    if exact and cooc.mode == 'lowrank' and not len(extra):
+        # A rank-K Q: the exact rows' geometry in K coordinates, never the V-wide rows.
         return cooc.coordinates(rows, p_w)
-    if not projection_dim or projection_dim >= V:
+    if exact:
         return np.vstack([cooc.rows(rows) / p_w[rows, None], extra])
     H = cooc.H_tilde.astype(np.float32) if cooc.mode == 'implicit' else None
     H_rows = H[rows] if H is not None else None
     # Dense Q: only the candidate rows enter the products, cast to float32 once.
     Q_rows = cooc.Q_sum[rows].astype(np.float32) if cooc.mode == 'dense' else None
+    # A rank-K Q (Y Y^T): the candidates' rows of Y and the thin Y^T P.
+    Y, Y_rows = (cooc.Y.astype(np.float32), cooc.Y[rows].astype(np.float32)) if cooc.mode == 'lowrank' else (None, None)
     extra32 = extra.astype(np.float32)
     QP = np.empty((len(rows) + len(extra), projection_dim), dtype=np.float32)
     N = len(rows)
@@ -405,6 +407,8 @@ def project_rows(cooc, p_w, rows, projection_dim=DEFAULT_PROJECTION_DIM, seed=0,
             QP[:N, lo:lo + width] = block / np.float32(cooc.num_docs)
         elif Q_rows is not None:
             QP[:N, lo:lo + width] = (Q_rows @ P) / np.float32(cooc.num_docs)
+        elif Y is not None:
+            QP[:N, lo:lo + width] = Y_rows @ (Y.T @ P)
         else:  # distributed: a map over the partitions
             QP[:N, lo:lo + width] = cooc.matmul(P, dtype=np.float32)[rows]
         # The same block of P for the extra rows: one projection for words and pseudo-words.
@@ -584,8 +588,9 @@ def prefetch(cooc, p_w, num_topics, *, anchor_min_df=None, adaptive=True, num_se
         levels.update(_thresholds(cooc.num_docs))
     sizes = {int(np.sum((cooc.doc_freq >= t) & (p_w > 0))) for t in levels}
     sizes = [n for n in sizes if n >= num_topics]
-    final = V if not projection_dim or projection_dim >= V else projection_dim
-    if cooc.mode == 'lowrank' and not num_seeds:  # project_rows' exact K coordinates
+    exact = not projection_dim or projection_dim >= V
+    final = V if exact else projection_dim
+    if exact and cooc.mode == 'lowrank' and not num_seeds:  # project_rows' exact K coordinates
         final = num_topics
     shapes = {(n + num_seeds, final) for n in sizes}
     if scored and len(sizes) > 1:  # the thresholds' searches, where Q can be split

@@ -59,12 +59,13 @@ The AP needs Q dense: :data:`MAX_BYTES` bounds its working memory (:func:`check_
 **Compressed rectification** (``rectify=True`` or ``'enn'``; Lee, Cho, Dong, Mimno & Bindel,
 "On-the-fly Rectification for Robust Large-Vocabulary Topic Inference", ICML 2021,
 https://arxiv.org/abs/2111.06580) never forms Q: :func:`compress` finds
-:math:`Q \\approx U\\Lambda U^T` (V x K) by a randomised range finder on the shifted operator
-:math:`Q + \\lambda_{\\max}/10\\, I` applied through ``cooc.matmul`` only (implicit, dense and
-Dask statistics alike), and :func:`rectify_enn` makes :math:`Y Y^T`, from
+:math:`Q \\approx U\\Lambda U^T` (V x K) by a randomised range finder applied through
+``cooc.matmul`` only (implicit, dense and Dask statistics alike; unshifted, where the authors
+shift by :math:`\\lambda_{\\max}/10`, see :func:`compress`), and :func:`rectify_enn` makes :math:`Y Y^T`, from
 :math:`Y = U\\Lambda_+^{1/2}`, sum to 1 and nonnegative in the rows and columns of the
 :func:`large_count` words of largest norm (epsilon-nonnegative: the other entries are products
-of two small norms). :class:`LowRankCooccurrence` then serves the anchors (in exact K coordinates,
+of two small norms). :class:`LowRankCooccurrence` then serves the anchors (the random projection
+of every mode, or with ``projection_dim=0`` exact K coordinates,
 :meth:`LowRankCooccurrence.coordinates`), the recovery and R from the V x K factor:
 O(nnz + V K) memory beside a row block of the V x l product :math:`Y Y_L^T` during the
 iterations (whose work :data:`ENN_BLOCK_ENTRIES` bounds unless the authors'
@@ -328,8 +329,6 @@ ENN_TOL_FLOOR = RECTIFY_ENN_TOL_FLOOR
 #: benchmarks/results/bench_rectify.log, 2026-11-27T16:57Z, against the ENN rows of the same
 #: seeds at 16 in the 06:02Z, 06:05Z, 06:53Z and 15:05Z entries).
 _POWER_ITER = 16
-#: Power steps on Q for the estimate of its largest eigenvalue (the shift).
-_SHIFT_STEPS = 20
 #: ENN's l: RECTIFY_ENN_LARGE_FACTOR x K ln K within a V x l product of RECTIFY_ENN_BLOCK_ENTRIES
 #: (see _defaults for the measurements behind them).
 ENN_LARGE_FACTOR = RECTIFY_ENN_LARGE_FACTOR
@@ -339,8 +338,6 @@ ENN_BLOCK_ENTRIES = RECTIFY_ENN_BLOCK_ENTRIES
 ENN_RELAXATION = RECTIFY_ENN_RELAXATION
 #: Rows per block of the negative part of Y Y_L^T (float32 blocks of 8192 x l: 128 MB at l = 3,913).
 _BLOCK_ROWS = 8192
-#: The shift of the range finder, as a fraction of the largest eigenvalue (the authors' 1/10).
-_SHIFT_FRACTION = 0.1
 
 
 class Compression(NamedTuple):
@@ -354,7 +351,8 @@ class Compression(NamedTuple):
         :math:`\\lambda`, descending (the Ritz values; negative ones are kept here and clipped
         by :func:`rectify_enn`).
     shift : float
-        The shift :math:`\\sigma` added to Q in the range finder.
+        The shift :math:`\\sigma` added to Q in the range finder (0 unless negative
+        eigenvalues crowded the block: :func:`compress`).
     num_products : int
         Products of Q with a thin block (each costs O(nnz(H~) b) in implicit mode).
     """
@@ -414,11 +412,7 @@ def enn_tolerance(start_residual):
 def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, active=None):
     """Randomised eigendecomposition of Q through products with thin blocks only.
 
-    The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4) on the shifted
-    operator :math:`Q + \\sigma I`, :math:`\\sigma = \\lambda_{\\max}/10` (as Lee et al. 2021,
-    ``randEig_Bows.m``: the shift keeps the negative eigenvalues of the unbiased estimator,
-    which are up to about :math:`\\lambda_{\\max}/10` in magnitude on real corpora, from
-    competing with the topic directions), then Rayleigh-Ritz:
+    The range finder of Halko, Martinsson & Tropp (2011, Algorithm 4.4), then Rayleigh-Ritz:
 
     .. math::
 
@@ -426,7 +420,26 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, acti
         U = \\mathcal Q W_{:, 1:K}, \\quad \\lambda = \\theta_{1:K}
 
     for the orthonormal basis :math:`\\mathcal Q` (V x b, b = K + oversample) of
-    :math:`(Q + \\sigma I)^{q+1}\\Omega`, :math:`\\Omega` Gaussian.
+    :math:`(Q + \\sigma I)^{q+1}\\Omega`, :math:`\\Omega` Gaussian, and :math:`\\sigma = 0`
+    unless the spectrum asks for a shift. The unbiased estimator Q is indefinite: the range
+    finder converges to the b eigenvalues of largest magnitude, and Rayleigh-Ritz keeps the K
+    largest among them, so negative eigenvalues only cost room in the block. When more than
+    half of the oversampling holds negative Ritz values at least the K-th positive one in
+    magnitude (the block is crowded: the topic directions may be missing from it), the range
+    finder runs again on :math:`Q + \\sigma I`, :math:`\\sigma = |\\theta_{\\min}|/2`, which
+    puts every negative eigenvalue below every positive one in magnitude.
+    Lee et al. (2021, ``randEig_Bows.m``) shift always, by :math:`\\lambda_{\\max}/10`; but Q's
+    largest eigenvalue (the direction of p(w)) is some 50 times its K-th, so that shift brings
+    the convergence ratio of the K-th direction from about
+    :math:`|\\lambda_{b+1}|/\\lambda_K \\approx 0.66` to 0.94 on KOS: after the 16 power steps the
+    K-th Ritz value was 69% of the exact eigenvalue, the truncation :math:`U\\Lambda_+U^T` 6.5%
+    (Frobenius) from the exact one and its negative mass twice the exact one's (7.1e-2 against
+    3.6e-2), against 5.8e-5 and the exact mass unshifted (``python
+    benchmarks/bench_enn_large.py compression kos 8 16``,
+    ``benchmarks/results/bench_rectify.log``, 2026-12-07T06:41Z). No corpus of the benchmarks
+    crowds the block (KOS 4 such negative eigenvalues, raw 20 Newsgroups 18, NIPS none, of the
+    K = 50 spare vectors; ``compression nips 16 40`` and ``compression 20ng-raw 16 40``, the
+    same entry).
 
     Parameters
     ----------
@@ -455,8 +468,8 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, acti
 
     Notes
     -----
-    Cost: :math:`20 + q + 2` products with Q (20 one-column ones for :math:`\\lambda_{\\max}`)
-    and QRs of V x b; memory O(V b) beside the statistics.
+    Cost: :math:`q + 2` products with Q of a V x b block (twice that with a shift) and QRs of
+    V x b; memory O(V b) beside the statistics.
     """
     V = cooc.num_terms
     K = int(num_topics)
@@ -468,15 +481,39 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, acti
             "more tokens; the corpus has %d: lower num_topics or train on a larger corpus"
             % (K, num_active))
     b = min(num_active, K + (K if oversample is None else int(oversample)))
+    steps = _POWER_ITER if power_iter is None else int(power_iter)
+    theta, vectors = _range_finder(cooc, active, b, steps, 0.0, seed)
+    shift, products = 0.0, steps + 2
+    if _crowded(theta, K, b):
+        shift = abs(float(theta[-1])) / 2
+        theta, vectors = _range_finder(cooc, active, b, steps, shift, seed)
+        products *= 2
+    values, vectors = theta[:K], vectors[:, :K]
+    positive = int(np.sum(values > 1e-12 * max(values[0], 1e-300)))
+    if positive < K:
+        # A model needs two topics, so below two the only remedy is more data.
+        remedy = ("lower num_topics to at most %d or train on more documents" % positive
+                  if positive >= 2 else "train on more (or more varied) documents")
+        raise ValueError(
+            "the co-occurrence matrix has only %d positive eigenvalues among its leading %d, so "
+            "%d topics cannot be told apart (a corpus too small or too repetitive); %s"
+            % (positive, K, K, remedy))
+    return Compression(vectors, values, shift, products)
+
+
+def _crowded(theta, num_topics, block):
+    """Whether negative Ritz values, at least the K-th in magnitude, fill more than half of
+    the block's spare vectors (``theta`` descending)."""
+    if block <= num_topics:
+        return False
+    strong = int(np.sum(-theta >= max(theta[num_topics - 1], 0.0)))
+    return strong > (block - num_topics) // 2
+
+
+def _range_finder(cooc, active, block, steps, shift, seed):
+    """Ritz pairs of Q (descending) on the range of :math:`(Q + \\sigma I)^{q+1}\\Omega`."""
+    V = cooc.num_terms
     rng = np.random.default_rng(seed)
-    products = 0
-    z = rng.standard_normal(V) * active
-    for _ in range(_SHIFT_STEPS):
-        z = cooc.matmul(z[:, None])[:, 0]
-        z /= max(np.linalg.norm(z), 1e-300)
-    lam_max = float(z @ cooc.matmul(z[:, None])[:, 0])
-    products += _SHIFT_STEPS + 1
-    shift = _SHIFT_FRACTION * max(lam_max, 0.0)
     # The shift only on the active words: the others have zero rows and stay out of the basis.
     mask = active[:, None].astype(np.float64)
 
@@ -489,38 +526,22 @@ def compress(cooc, num_topics, *, oversample=None, power_iter=None, seed=0, acti
         fast, fast_cooc = np.float32, cooc._replace(H_tilde=cooc.H_tilde.astype(np.float32))
 
     def shifted(X, last):
-        if last:
-            return cooc.matmul(X) + shift * mask * X
-        return fast_cooc.matmul(X, fast) + shift * mask * X
+        out = cooc.matmul(X) if last else fast_cooc.matmul(X, fast)
+        return out + shift * mask * X if shift else out
 
     # The block is orthonormalised after every second product only: the span, all that the
-    # range finder keeps, is the same, and two steps of Q + sigma I (whose leading b
-    # eigenvalues lie within a factor of about 11 of each other with the shift) leave it far
-    # better conditioned than Cholesky QR needs.
-    steps = _POWER_ITER if power_iter is None else int(power_iter)
-    block = shifted(rng.standard_normal((V, b)) * mask, last=steps == 0)
-    products += 1
+    # range finder keeps, is the same, and two steps leave it well enough conditioned for
+    # Cholesky QR (the b leading magnitudes lie within a factor of about 100 of each other).
+    X = shifted(rng.standard_normal((V, block)) * mask, last=steps == 0)
     for step in range(steps):
         if step % 2 == 0:
-            block = _orthonormal(block)
-        block = shifted(block, last=step == steps - 1)
-        products += 1
-    basis = _orthonormal(block)
+            X = _orthonormal(X)
+        X = shifted(X, last=step == steps - 1)
+    basis = _orthonormal(X)
     B = basis.T @ cooc.matmul(basis)
-    products += 1
     theta, W = np.linalg.eigh((B + B.T) / 2)
-    order = np.argsort(theta)[::-1][:K]
-    values, vectors = theta[order], basis @ W[:, order]
-    positive = int(np.sum(values > 1e-12 * max(values[0], 1e-300)))
-    if positive < K:
-        # A model needs two topics, so below two the only remedy is more data.
-        remedy = ("lower num_topics to at most %d or train on more documents" % positive
-                  if positive >= 2 else "train on more (or more varied) documents")
-        raise ValueError(
-            "the co-occurrence matrix has only %d positive eigenvalues among its leading %d, so "
-            "%d topics cannot be told apart (a corpus too small or too repetitive); %s"
-            % (positive, K, K, remedy))
-    return Compression(vectors, values, shift, products)
+    order = np.argsort(theta)[::-1]
+    return theta[order], basis @ W[:, order]
 
 
 def _orthonormal(X):
@@ -672,9 +693,8 @@ def rectify_enn(compression, active, *, max_iter=RECTIFY_MAX_ITER, tol=None, num
     sums to exactly 1 after every iteration. By default ``tol`` is relative: :data:`ENN_TOL`
     (3%) of the negative mass of the rank-K truncation :math:`Y_0Y_0^T` (at least
     :data:`ENN_TOL_FLOOR`), so that every corpus has the same share of its sampling noise's
-    negative mass removed. An absolute 2e-3 removed 97% of it on KOS (short documents, 6.5e-2
-    at the start) but 87% on NIPS (long ones, 1.5e-2), whose anchors then included rarer
-    forms of the dense method's and whose topics had fewer unique words; see
+    negative mass removed (KOS, short documents: 3.5e-2 at the start, 20 iterations; NIPS,
+    long ones: 1.3e-2, 24 iterations); see
     :data:`gensim_anchor._defaults.RECTIFY_ENN_TOL` for the measurements and their commands.
 
     Parameters
@@ -805,7 +825,8 @@ class LowRankCooccurrence(NamedTuple):
 
         :math:`\\bar Q_i = y_i^T Y^T / p_i`, and :math:`\\|uY^T\\|^2 = u (Y^TY) u^T`, so with
         :math:`Y^TY = L L^T` the rows :math:`y_i^T L / p_i` have the distances of the rows of
-        :math:`\\bar Q` exactly: FastAnchorWords needs no random projection.
+        :math:`\\bar Q` exactly (:func:`~gensim_anchor.anchors.project_rows` with
+        ``projection_dim=0``).
         """
         index = np.asarray(index, dtype=np.int64)
         w, X = np.linalg.eigh(self.Y.T @ self.Y)

@@ -8,7 +8,8 @@ from conftest import random_corpus
 from gensim_anchor.anchors import (DEFAULT_MIN_DF, DEFAULT_MIN_DF_FRACTION, _held_out_log_volume,
                                    choose_candidates, find_anchors, project_rows, resolve_min_df,
                                    select_candidates)
-from gensim_anchor.cooccurrence import build_cooccurrence, quarter_sums, split_quarters
+from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence, quarter_sums, split_quarters
+from gensim_anchor.rectify import rectify_lowrank
 
 # One point-set shape for most tests: find_anchors compiles once per (N, d, K, cleanup).
 N, D, K = 40, 8, 5
@@ -324,6 +325,25 @@ def test_project_rows_is_a_seeded_linear_map(small_cooc):
     dense = small_cooc['dense']
     np.testing.assert_allclose(project_rows(dense, dense.row_sums(), rows, projection_dim=d, seed=3),
                                Y, rtol=1e-4, atol=1e-6)
+
+
+def test_project_rows_of_a_low_rank_q_are_those_of_its_dense_q(small_cooc):
+    """A rectified (rank-K) Q is projected like any other (the same P for the same seed), and
+    without a projection its rows come in exact K coordinates, with the distances of Q-bar."""
+    cooc, _ = rectify_lowrank(small_cooc['implicit'], 5)
+    dense = Cooccurrence(cooc.num_terms, 1, 0, 0, cooc.doc_freq, cooc.term_counts,
+                         np.zeros(cooc.num_terms), Q_sum=cooc.to_dense())
+    p_w = cooc.row_sums()
+    rows = np.flatnonzero(p_w > 0)[::3]
+    projected = project_rows(cooc, p_w, rows, projection_dim=64, seed=3)
+    assert projected.shape == (len(rows), 64)
+    np.testing.assert_allclose(projected, project_rows(dense, p_w, rows, projection_dim=64, seed=3),
+                               rtol=1e-4, atol=1e-6 * np.abs(projected).max())
+    exact = project_rows(cooc, p_w, rows, projection_dim=0)
+    assert exact.shape == (len(rows), 5)
+    bar = cooc.rows(rows) / p_w[rows, None]
+    np.testing.assert_allclose(np.linalg.norm(exact[:, None] - exact[None], axis=2),
+                               np.linalg.norm(bar[:, None] - bar[None], axis=2), rtol=1e-9, atol=1e-15)
 
 
 def test_project_rows_roughly_preserves_distances(small_cooc):

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import dirichlet_second_moment, exact_cooccurrence, lda_corpus, matched_l1, separable_topics
 from gensim_anchor import AnchorModel, rectify as rectify_module
-from gensim_anchor.cooccurrence import build_cooccurrence
+from gensim_anchor.cooccurrence import Cooccurrence, build_cooccurrence
 from gensim_anchor.rectify import (compress, rectify, rectify_cooccurrence,
                                     rectify_enn, rectify_lowrank)
 from gensim_anchor.recovery import recover
@@ -175,11 +175,38 @@ def test_compression_finds_the_leading_eigenpairs_of_q(noisy):
     K = noisy['K']
     result = compress(cooc, K, power_iter=6)
     w, X = np.linalg.eigh(cooc.to_dense())
-    np.testing.assert_allclose(result.values, w[::-1][:K], rtol=1e-3)
+    np.testing.assert_allclose(result.values, w[::-1][:K], rtol=1e-6)
     # The subspaces agree: the cosines of the principal angles are all near 1.
     cosines = np.linalg.svd(X[:, -K:].T @ result.vectors, compute_uv=False)
-    assert cosines.min() > 0.999
-    assert result.num_products == 20 + 1 + 1 + 6 + 1
+    assert cosines.min() > 1 - 1e-6
+    # No shift: the first block's product, the 6 power steps and Rayleigh-Ritz's.
+    assert result.shift == 0.0 and result.num_products == 1 + 6 + 1
+
+
+def _spectrum(values, V=200, seed=0):
+    X = np.linalg.qr(np.random.default_rng(seed).standard_normal((V, V)))[0]
+    Q = (X * values) @ X.T
+    return Cooccurrence(V, 1, 0, 0, np.ones(V, np.int64), np.ones(V), np.zeros(V), Q_sum=(Q + Q.T) / 2)
+
+
+def test_compression_shifts_only_when_negative_eigenvalues_crowd_the_block():
+    # K = 5, a block of 10: six negative eigenvalues of magnitude 8 outrank the 5th topic's 6,
+    # so unshifted the 10 largest magnitudes leave it out; the shift |theta_min| / 2 brings it in.
+    V, K = 200, 5
+    noise = np.random.default_rng(1).uniform(-0.5, 0.5, V - 11)
+    crowded = _spectrum(np.concatenate([[10, 9, 8, 7, 6], [-8] * 6, noise]))
+    active = np.ones(V, dtype=bool)
+    result = compress(crowded, K, power_iter=30, active=active)
+    np.testing.assert_allclose(result.values, [10, 9, 8, 7, 6], rtol=1e-6)
+    assert result.shift == pytest.approx(4.0, rel=1e-6) and result.num_products == 2 * (30 + 2)
+    # Unshifted, the same block misses the 5th topic: the fallback is what finds it.
+    theta, _ = rectify_module._range_finder(crowded, active, 2 * K, 30, 0.0, 0)
+    assert rectify_module._crowded(theta, K, 2 * K) and theta[K - 1] < 6 - 1e-3
+    # Two strong negative eigenvalues leave room: no shift, and the topics are exact.
+    roomy = _spectrum(np.concatenate([[10, 9, 8, 7, 6], [-8] * 2, np.zeros(4), noise]))
+    result = compress(roomy, K, power_iter=30, active=active)
+    assert result.shift == 0.0
+    np.testing.assert_allclose(result.values, [10, 9, 8, 7, 6], rtol=1e-6)
 
 
 def test_compression_uses_only_products_so_dense_and_implicit_agree(noisy):
