@@ -19,8 +19,8 @@ of its rank-K rows), which tells the projection's part in a difference of the an
 the methods differ (KOS: unique words by about 0.3, held-out likelihood by about 0.004), so
 comparisons are of means. ``--refine N`` refines the plain and
 the ENN fit by N collapsed Gibbs sweeps and prints the held-out likelihood every ``--every``
-sweeps (each point a fresh refine from the same anchor fit, so every point is an honest fit
-of that many sweeps).
+sweeps (each point a fresh refine from the same anchor fit, with the fit's ``random_state``, so
+every point is an honest fit of that many sweeps; with several seeds, the mean curve too).
 
 Usage::
 
@@ -132,7 +132,8 @@ def child(spec):
     for sweeps in range(spec.get('every', 25), spec.get('refine', 0) + 1, spec.get('every', 25)):
         refined = copy.deepcopy(model)
         t = time.perf_counter()
-        refined.refine(train, 'gibbs', num_sweeps=sweeps, burn_in=sweeps // 2, random_state=0)
+        refined.refine(train, 'gibbs', num_sweeps=sweeps, burn_in=sweeps // 2,
+                       random_state=spec.get('seed', 0))
         s = bench_beyond.score(refined.get_topics(), refined.alpha, train, heldout, 0)
         curve.append(dict(sweeps=sweeps, seconds=time.perf_counter() - t, **s))
     row['refine'] = curve
@@ -205,6 +206,10 @@ def main(argv=None):
                       "UMass %.3f" % (name, method, len(runs),
                                       *(sum(r[k] for r in runs) / len(runs)
                                         for k in ('fit_s', 'll', 'unique', 'umass'))), flush=True)
+                for i, point in enumerate(runs[0]['refine']):
+                    print("      mean refine %4d sweeps: LL/token %.4f  unique %.2f"
+                          % (point['sweeps'], *(sum(r['refine'][i][k] for r in runs) / len(runs)
+                                                for k in ('ll', 'unique'))), flush=True)
         for seed in args.seeds:
             by = {r['method']: r for r in rows if r['corpus'] == name and r['seed'] == seed}
             if 'enn' in by and 'ap' in by:
