@@ -20,7 +20,9 @@ the methods differ (KOS: unique words by about 0.3, held-out likelihood by about
 comparisons are of means. ``--refine N`` refines the plain and
 the ENN fit by N collapsed Gibbs sweeps and prints the held-out likelihood every ``--every``
 sweeps (each point a fresh refine from the same anchor fit, with the fit's ``random_state``, so
-every point is an honest fit of that many sweeps; with several seeds, the mean curve too).
+every point is an honest fit of that many sweeps; its seconds are the sweeps'; with several
+seeds, the mean curve and the ENN-minus-plain differences paired by seed, with their standard
+error).
 
 Usage::
 
@@ -134,8 +136,9 @@ def child(spec):
         t = time.perf_counter()
         refined.refine(train, 'gibbs', num_sweeps=sweeps, burn_in=sweeps // 2,
                        random_state=spec.get('seed', 0))
-        s = bench_beyond.score(refined.get_topics(), refined.alpha, train, heldout, 0)
-        curve.append(dict(sweeps=sweeps, seconds=time.perf_counter() - t, **s))
+        seconds = time.perf_counter() - t  # the sweeps only, not the held-out scoring
+        curve.append(dict(sweeps=sweeps, seconds=seconds,
+                          **bench_beyond.score(refined.get_topics(), refined.alpha, train, heldout, 0)))
     row['refine'] = curve
     print('RESULT ' + json.dumps(row), flush=True)
 
@@ -210,6 +213,7 @@ def main(argv=None):
                     print("      mean refine %4d sweeps: LL/token %.4f  unique %.2f"
                           % (point['sweeps'], *(sum(r['refine'][i][k] for r in runs) / len(runs)
                                                 for k in ('ll', 'unique'))), flush=True)
+        print_refine_pairs(name, [r for r in rows if r['corpus'] == name])
         for seed in args.seeds:
             by = {r['method']: r for r in rows if r['corpus'] == name and r['seed'] == seed}
             if 'enn' in by and 'ap' in by:
@@ -224,6 +228,24 @@ def main(argv=None):
                         print("  %-9s   %s only (median document frequency %d): %s"
                               % (name, one.upper(), statistics.median(df for _, df in own),
                                  ", ".join(w for w, _ in sorted(own))), flush=True)
+
+
+def print_refine_pairs(name, rows):
+    """The refine curves from ENN and plain anchors of the same seeds, paired: ENN minus plain
+    per seed, and the mean difference with its standard error, at every point."""
+    plain = {r['seed']: r['refine'] for r in rows if r['method'] == 'plain' and r['refine']}
+    enn = {r['seed']: r['refine'] for r in rows if r['method'] == 'enn' and r['refine']}
+    seeds = sorted(set(plain) & set(enn))
+    if len(seeds) < 2:
+        return
+    for i, point in enumerate(plain[seeds[0]]):
+        diff = {k: [enn[s][i][k] - plain[s][i][k] for s in seeds] for k in ('ll', 'unique')}
+        print("  %-9s enn - plain, refine %4d sweeps, %d seeds: LL/token %+.4f (s.e. %.4f)  "
+              "unique %+.2f (s.e. %.2f)  per seed LL %s"
+              % (name, point['sweeps'], len(seeds),
+                 *(v for k in ('ll', 'unique') for v in (statistics.mean(diff[k]),
+                                                         statistics.stdev(diff[k]) / len(seeds) ** 0.5)),
+                 " ".join("%+.4f" % d for d in diff['ll'])), flush=True)
 
 
 def run_child(spec):
